@@ -1,0 +1,209 @@
+package prom
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	"github.com/prometheus/common/model"
+)
+
+// MaxGETURLLength is the longest request URL sent as GET; longer requests use POST
+// with a form body so that proxies and Prometheus never answer 414.
+const MaxGETURLLength = 8 * 1024
+
+// Verb selects how queries are sent.
+type Verb string
+
+const (
+	// VerbGET sends GET unless the URL would exceed MaxGETURLLength, then POST.
+	VerbGET Verb = "GET"
+	// VerbPOST always sends POST.
+	VerbPOST Verb = "POST"
+)
+
+// HTTPClient talks to one Prometheus over its HTTP API.
+type HTTPClient struct {
+	api  api.Client
+	http *http.Client
+	verb Verb
+}
+
+var _ Client = (*HTTPClient)(nil)
+
+// NewHTTPClient returns a client for the Prometheus at address (query parameters of
+// address, such as Thanos' dedup, are kept on every request) using httpClient for
+// transport (authentication, TLS). A nil httpClient means http.DefaultClient.
+func NewHTTPClient(address string, httpClient *http.Client, verb Verb) (*HTTPClient, error) {
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	switch verb {
+	case "", VerbGET:
+		verb = VerbGET
+	case VerbPOST:
+	default:
+		return nil, fmt.Errorf("unknown prometheus verb %q (want GET or POST)", verb)
+	}
+	c, err := api.NewClient(api.Config{Address: address, Client: httpClient})
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client: %w", err)
+	}
+	return &HTTPClient{api: c, http: httpClient, verb: verb}, nil
+}
+
+// newRequest builds a request for endpoint ep carrying form: GET with the form in the
+// URL (merged with the address' own query parameters) when it fits, POST otherwise.
+func (c *HTTPClient) newRequest(ctx context.Context, ep string, form url.Values) (*http.Request, error) {
+	if deadline, ok := ctx.Deadline(); ok {
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+		form.Set("timeout", strconv.FormatFloat(remaining.Seconds(), 'f', 3, 64)+"s")
+	}
+	u := c.api.URL(ep, nil)
+	encoded := form.Encode()
+	if c.verb == VerbGET {
+		get := *u
+		get.RawQuery = joinQuery(u.RawQuery, encoded)
+		if len(get.String()) <= MaxGETURLLength {
+			return http.NewRequestWithContext(ctx, http.MethodGet, get.String(), nil)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(encoded))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req, nil
+}
+
+func joinQuery(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "&" + b
+}
+
+// envelope is the common shape of Prometheus API responses.
+type envelope struct {
+	Status    string          `json:"status"`
+	Data      json.RawMessage `json:"data"`
+	ErrorType string          `json:"errorType"`
+	Error     string          `json:"error"`
+}
+
+// do sends req and decodes the envelope's data into out.
+func (c *HTTPClient) do(ctx context.Context, req *http.Request, out any) error {
+	resp, body, err := c.api.Do(ctx, req)
+	if err != nil {
+		return fmt.Errorf("prometheus request: %w", err)
+	}
+	return decodeEnvelope(resp.StatusCode, body, out)
+}
+
+func decodeEnvelope(status int, body []byte, out any) error {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		if status/100 != 2 {
+			return &APIError{StatusCode: status, Type: "http", Message: http.StatusText(status)}
+		}
+		return fmt.Errorf("decode prometheus response: %w", err)
+	}
+	if env.Status != "success" {
+		return &APIError{StatusCode: status, Type: env.ErrorType, Message: env.Error}
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("decode prometheus data: %w", err)
+	}
+	return nil
+}
+
+// Query implements Client.
+func (c *HTTPClient) Query(ctx context.Context, query string) (model.Vector, error) {
+	req, err := c.newRequest(ctx, "/api/v1/query", url.Values{"query": {query}})
+	if err != nil {
+		return nil, err
+	}
+	var data struct {
+		Type   model.ValueType `json:"resultType"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := c.do(ctx, req, &data); err != nil {
+		return nil, err
+	}
+	switch data.Type {
+	case model.ValVector:
+		var v model.Vector
+		if err := json.Unmarshal(data.Result, &v); err != nil {
+			return nil, fmt.Errorf("decode vector: %w", err)
+		}
+		return v, nil
+	case model.ValScalar:
+		var s model.Scalar
+		if err := json.Unmarshal(data.Result, &s); err != nil {
+			return nil, fmt.Errorf("decode scalar: %w", err)
+		}
+		return model.Vector{{Metric: model.Metric{}, Value: s.Value, Timestamp: s.Timestamp}}, nil
+	default:
+		return nil, fmt.Errorf("query returned a %s, want a vector", data.Type)
+	}
+}
+
+// LabelValues implements Client.
+func (c *HTTPClient) LabelValues(ctx context.Context, label string, matches []string, start time.Time) ([]string, error) {
+	if !model.LabelName(label).IsValid() {
+		return nil, fmt.Errorf("invalid label name %q", label)
+	}
+	form := url.Values{"match[]": matches}
+	if !start.IsZero() {
+		form.Set("start", formatTime(start))
+	}
+	req, err := c.newRequest(ctx, "/api/v1/label/"+label+"/values", form)
+	if err != nil {
+		return nil, err
+	}
+	var values []string
+	if err := c.do(ctx, req, &values); err != nil {
+		return nil, err
+	}
+	return values, nil
+}
+
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMilli())/1e3, 'f', 3, 64)
+}
+
+// Series implements Client. The response body is decoded as a stream, one series at
+// a time, so a million series cost no more memory than one.
+func (c *HTTPClient) Series(ctx context.Context, matches []string, start time.Time, fn func(string, []string) error) error {
+	form := url.Values{"match[]": matches}
+	if !start.IsZero() {
+		form.Set("start", formatTime(start))
+	}
+	req, err := c.newRequest(ctx, "/api/v1/series", form)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("prometheus request: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
+		return decodeEnvelope(resp.StatusCode, body, &struct{}{})
+	}
+	return decodeSeriesStream(resp.Body, fn)
+}
