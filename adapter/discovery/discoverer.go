@@ -1,0 +1,198 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/prom"
+)
+
+// Options configure a Discoverer.
+type Options struct {
+	// Client lists series; required.
+	Client prom.Client
+	// Scope tells cluster-scoped resources apart; required.
+	Scope Scoper
+	// MaxAge bounds how far back series are listed (start = now - MaxAge).
+	MaxAge time.Duration
+	// OnDemandInterval is the least time between two on-demand discoveries of the
+	// same metric name; 0 means 10s.
+	OnDemandInterval time.Duration
+	// OnDemandRate bounds on-demand discoveries of all names together, per second;
+	// 0 means 2 per second with a burst of 10.
+	OnDemandRate rate.Limit
+	// Clock is injected for tests; nil means the real clock.
+	Clock clock.PassiveClock
+	// Registerer receives the self-metrics; required.
+	Registerer prometheus.Registerer
+}
+
+// Discoverer keeps the registry of discovered metrics up to date. Its methods are
+// safe for concurrent use.
+type Discoverer struct {
+	opts    Options
+	rules   atomic.Pointer[[]*naming.Rule]
+	reg     atomic.Pointer[Registry]
+	synced  atomic.Bool
+	metrics *metrics
+
+	mu         sync.Mutex // serialises registry writes
+	rulesGen   uint64
+	additions  []addition // on-demand results, re-applied over a relist that started before them
+	lastTry    map[string]time.Time
+	limiter    *rate.Limiter
+	onDemandSF singleflight.Group
+}
+
+type addition struct {
+	at  time.Time
+	reg *Registry
+}
+
+// New returns a Discoverer with no rules and an empty registry.
+func New(opts Options) (*Discoverer, error) {
+	if opts.Client == nil || opts.Scope == nil || opts.Registerer == nil {
+		return nil, errors.New("discovery: client, scope and registerer are required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.OnDemandInterval <= 0 {
+		opts.OnDemandInterval = 10 * time.Second
+	}
+	burst := 10
+	if opts.OnDemandRate <= 0 {
+		opts.OnDemandRate = 2
+	} else if opts.OnDemandRate < 1 {
+		burst = 1
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	d := &Discoverer{opts: opts, metrics: m, lastTry: map[string]time.Time{}, limiter: rate.NewLimiter(opts.OnDemandRate, burst)}
+	d.rules.Store(&[]*naming.Rule{})
+	return d, nil
+}
+
+// SetRules replaces the rules used by later discoveries. The current registry keeps
+// serving until the next successful relist, which callers usually start right away.
+func (d *Discoverer) SetRules(rules []*naming.Rule) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rules.Store(&rules)
+	d.rulesGen++
+	d.additions = nil
+}
+
+// Registry returns the current snapshot; never nil after New.
+func (d *Discoverer) Registry() *Registry {
+	return d.reg.Load()
+}
+
+// Synced reports whether at least one relist has succeeded.
+func (d *Discoverer) Synced() bool {
+	return d.synced.Load()
+}
+
+// Run relists now and then every interval until ctx is done. A failed relist keeps
+// the last good registry; the failure is logged and counted.
+func (d *Discoverer) Run(ctx context.Context, interval time.Duration) {
+	logger := klog.FromContext(ctx)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		if err := d.Relist(ctx); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Metric discovery failed; keeping the last good registry")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// Relist lists series for every distinct series query and replaces the registry. On
+// error the registry is left unchanged.
+func (d *Discoverer) Relist(ctx context.Context) error {
+	d.mu.Lock()
+	rules, gen := *d.rules.Load(), d.rulesGen
+	d.mu.Unlock()
+	start := d.opts.Clock.Now()
+	reg, err := d.collect(ctx, rules, groupByQuery(rules))
+	elapsed := d.opts.Clock.Since(start)
+	if err != nil {
+		d.metrics.observeRelist(elapsed, err)
+		return fmt.Errorf("relist: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gen != d.rulesGen {
+		return errors.New("relist: rules changed during discovery; result discarded")
+	}
+	kept := d.additions[:0]
+	for _, a := range d.additions {
+		if !a.at.Before(start) {
+			reg = reg.merged(a.reg)
+			kept = append(kept, a)
+		}
+	}
+	d.additions = kept
+	d.reg.Store(reg)
+	d.synced.Store(true)
+	d.metrics.observeRelist(elapsed, nil)
+	d.metrics.setRegistry(reg)
+	klog.FromContext(ctx).V(2).Info("Discovered metrics", "series", reg.series, "custom", len(reg.custom), "external", len(reg.external), "duration", elapsed)
+	return nil
+}
+
+// queryGroup is one distinct series query and the positions of the rules using it.
+type queryGroup struct {
+	query string
+	rules []int
+}
+
+// groupByQuery groups rules whose series queries are identical, so each query is
+// sent once, in first-appearance order.
+func groupByQuery(rules []*naming.Rule) []queryGroup {
+	var groups []queryGroup
+	pos := map[string]int{}
+	for i, r := range rules {
+		q := r.SeriesQuery()
+		if j, ok := pos[q]; ok {
+			groups[j].rules = append(groups[j].rules, i)
+			continue
+		}
+		pos[q] = len(groups)
+		groups = append(groups, queryGroup{query: q, rules: []int{i}})
+	}
+	return groups
+}
+
+// collect streams the series of each group into a new registry.
+func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, groups []queryGroup) (*Registry, error) {
+	col := newCollector(rules)
+	since := d.opts.Clock.Now().Add(-d.opts.MaxAge)
+	for _, g := range groups {
+		err := d.opts.Client.Series(ctx, []string{g.query}, since, func(name string, labels []string) error {
+			col.add(g.rules, name, labels)
+			return ctx.Err()
+		})
+		if err != nil {
+			return nil, fmt.Errorf("series %q: %w", g.query, err)
+		}
+	}
+	return col.registry(d.opts.Scope), nil
+}

@@ -1,0 +1,65 @@
+package discovery
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	duration    *prometheus.HistogramVec
+	lastSuccess prometheus.Gauge
+	series      prometheus.Gauge
+	entries     *prometheus.GaugeVec
+	onDemand    *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	const ns, sub = "ebbflow_adapter", "discovery"
+	m := &metrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: sub, Name: "duration_seconds",
+			Help:    "Duration of full metric discoveries (relists) by outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+		}, []string{"outcome"}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "last_success_timestamp_seconds",
+			Help: "Unix time of the last successful relist.",
+		}),
+		series: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "series",
+			Help: "Series listed by the last successful relist.",
+		}),
+		entries: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "registry_entries",
+			Help: "Metrics currently served, by API (custom entries count each resource and scope).",
+		}, []string{"api"}),
+		onDemand: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "on_demand_total",
+			Help: "On-demand discoveries for metrics not yet registered, by result.",
+		}, []string{"result"}),
+	}
+	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *metrics) observeRelist(d time.Duration, err error) {
+	outcome := "success"
+	if err != nil {
+		outcome = "error"
+	} else {
+		m.lastSuccess.SetToCurrentTime()
+	}
+	m.duration.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+func (m *metrics) setRegistry(r *Registry) {
+	custom, external := r.Len()
+	m.entries.WithLabelValues("custom").Set(float64(custom))
+	m.entries.WithLabelValues("external").Set(float64(external))
+	m.series.Set(float64(r.SeriesSeen()))
+}

@@ -1,0 +1,47 @@
+package provider
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/metrics/pkg/apis/external_metrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+)
+
+const apiExternal = "external.metrics.k8s.io"
+
+// externalResource names external metrics in not-found errors.
+var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
+
+// GetExternalMetric implements provider.ExternalMetricsProvider. Every sample of the
+// answer becomes one item carrying all its labels and its own timestamp.
+func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (_ *external_metrics.ExternalMetricValueList, err error) {
+	defer p.observe(apiExternal, time.Now(), err)
+	target, ok := p.opts.Registry.Registry().External(info.Metric)
+	if !ok && p.opts.Registry.DiscoverExternal(ctx, info.Metric) {
+		target, ok = p.opts.Registry.Registry().External(info.Metric)
+	}
+	if !ok {
+		return nil, provider.NewMetricNotFoundError(externalResource, info.Metric)
+	}
+	q, err := target.Rule.ExternalQuery(target.Series, namespace, metricSelector)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	vec, err := p.query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]external_metrics.ExternalMetricValue, 0, len(vec))
+	for _, s := range vec.samples() {
+		items = append(items, external_metrics.ExternalMetricValue{
+			MetricName:   info.Metric,
+			MetricLabels: s.labels,
+			Timestamp:    s.timestamp,
+			Value:        s.quantity(),
+		})
+	}
+	return &external_metrics.ExternalMetricValueList{Items: items}, nil
+}

@@ -1,0 +1,131 @@
+// Package provider answers custom.metrics.k8s.io and external.metrics.k8s.io requests
+// for custom-metrics-apiserver by rendering rule queries and sending them to
+// Prometheus.
+//
+// Errors returned to the API are typed Kubernetes status errors: 404 for a metric or
+// object without data, 400 for a bad metric selector, 500 with a generic message for
+// any failure behind the adapter. Queries, URLs and Prometheus' own messages are only
+// logged, never returned.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/objects"
+	"github.com/ebbflow/ebbflow/adapter/prom"
+)
+
+// Registry is what the provider needs of discovery.
+type Registry interface {
+	// Registry returns the current snapshot of discovered metrics.
+	Registry() *discovery.Registry
+	// DiscoverCustom looks for a metric not yet registered; true if now served.
+	DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool
+	// DiscoverExternal is DiscoverCustom for external metrics.
+	DiscoverExternal(ctx context.Context, metric string) bool
+}
+
+var _ Registry = (*discovery.Discoverer)(nil)
+
+// DefaultNamespaceQueryThreshold is the number of object names above which a
+// selector request queries the whole namespace and filters the answer, when the
+// rule's query allows it.
+const DefaultNamespaceQueryThreshold = 100
+
+// Options configure a Provider.
+type Options struct {
+	Prom     prom.Client
+	Registry Registry
+	Lister   objects.Lister
+	Mapper   meta.RESTMapper
+	// NamespaceQueryThreshold: see DefaultNamespaceQueryThreshold; 0 means default,
+	// negative means never query by namespace.
+	NamespaceQueryThreshold int
+	Registerer              prometheus.Registerer
+}
+
+// Provider implements custom-metrics-apiserver's MetricsProvider.
+type Provider struct {
+	opts    Options
+	metrics *apiMetrics
+}
+
+var _ provider.MetricsProvider = (*Provider)(nil)
+
+// New returns a Provider; all options but NamespaceQueryThreshold are required.
+func New(opts Options) (*Provider, error) {
+	if opts.Prom == nil || opts.Registry == nil || opts.Lister == nil || opts.Mapper == nil || opts.Registerer == nil {
+		return nil, errors.New("provider: prom, registry, lister, mapper and registerer are required")
+	}
+	if opts.NamespaceQueryThreshold == 0 {
+		opts.NamespaceQueryThreshold = DefaultNamespaceQueryThreshold
+	}
+	m, err := newAPIMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{opts: opts, metrics: m}, nil
+}
+
+// ListAllMetrics implements provider.CustomMetricsProvider.
+func (p *Provider) ListAllMetrics() []provider.CustomMetricInfo {
+	return p.opts.Registry.Registry().CustomMetrics()
+}
+
+// ListAllExternalMetrics implements provider.ExternalMetricsProvider.
+func (p *Provider) ListAllExternalMetrics() []provider.ExternalMetricInfo {
+	return p.opts.Registry.Registry().ExternalMetrics()
+}
+
+// errInternal is the only text a caller sees for failures behind the adapter.
+var errInternal = errors.New("unable to fetch metrics")
+
+// queryError turns an error from rendering a query into an API error.
+func queryError(ctx context.Context, err error) error {
+	if errors.Is(err, naming.ErrBadSelector) {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	logError(ctx, err, "Rendering the metrics query failed")
+	return apierrors.NewInternalError(errInternal)
+}
+
+// query sends q to Prometheus; failures become a generic 500 with detail logged.
+func (p *Provider) query(ctx context.Context, q string) (vectorResult, error) {
+	v, err := p.opts.Prom.Query(ctx, q)
+	if err != nil {
+		logError(ctx, err, "Querying Prometheus failed", "query", q)
+		return nil, apierrors.NewInternalError(errInternal)
+	}
+	return vectorResult(v), nil
+}
+
+// observe records one API request's outcome and duration.
+func (p *Provider) observe(api string, start time.Time, err error) {
+	p.metrics.observe(api, outcomeOf(err), time.Since(start))
+}
+
+func outcomeOf(err error) string {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return "success"
+	case apierrors.IsNotFound(err):
+		return "not_found"
+	case apierrors.IsBadRequest(err):
+		return "bad_request"
+	case errors.As(err, &status):
+		return fmt.Sprintf("error_%d", status.Status().Code)
+	default:
+		return "error"
+	}
+}

@@ -1,0 +1,104 @@
+package provider
+
+import (
+	"context"
+	"math"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+)
+
+// vectorResult is a Prometheus answer.
+type vectorResult model.Vector
+
+// sampleValue is one usable sample: finite or NaN (served as 0, as prometheus-adapter
+// does), with its own timestamp.
+type sampleValue struct {
+	value     float64
+	timestamp metav1.Time
+	labels    map[string]string
+}
+
+// usable reports whether v can be served. Infinities cannot be represented as a
+// quantity and are dropped: a missing value is handled conservatively by
+// autoscalers, a made-up one is not.
+func usable(v model.SampleValue) bool {
+	return !math.IsInf(float64(v), 0)
+}
+
+func toSample(s *model.Sample) sampleValue {
+	v := float64(s.Value)
+	if math.IsNaN(v) {
+		v = 0
+	}
+	return sampleValue{value: v, timestamp: metav1.NewTime(s.Timestamp.Time())}
+}
+
+// byLabel indexes usable samples by the value of label; the first sample wins.
+func (vr vectorResult) byLabel(label string) map[string]sampleValue {
+	out := make(map[string]sampleValue, len(vr))
+	for _, s := range vr {
+		if !usable(s.Value) {
+			continue
+		}
+		key := string(s.Metric[model.LabelName(label)])
+		if _, dup := out[key]; key == "" || dup {
+			continue
+		}
+		out[key] = toSample(s)
+	}
+	return out
+}
+
+// samples returns the usable samples with their labels (without __name__).
+func (vr vectorResult) samples() []sampleValue {
+	out := make([]sampleValue, 0, len(vr))
+	for _, s := range vr {
+		if !usable(s.Value) {
+			continue
+		}
+		sv := toSample(s)
+		sv.labels = make(map[string]string, len(s.Metric))
+		for k, v := range s.Metric {
+			if k != model.MetricNameLabel {
+				sv.labels[string(k)] = string(v)
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
+}
+
+// maxMilli is the largest value whose milli-units fit an int64.
+const maxMilli = math.MaxInt64 / 1000
+
+// quantity returns the value in milli-units, rounded to the nearest milli-unit.
+func (s sampleValue) quantity() resource.Quantity {
+	if math.Abs(s.value) < maxMilli {
+		return *resource.NewMilliQuantity(int64(math.Round(s.value*1000)), resource.DecimalSI)
+	}
+	return *resource.NewQuantity(int64(math.Copysign(math.Min(math.Abs(s.value), math.MaxInt64), s.value)), resource.DecimalSI)
+}
+
+// metricIdentifier names the metric and, when given, its selector.
+func metricIdentifier(metric string, sel labels.Selector) (custom_metrics.MetricIdentifier, error) {
+	id := custom_metrics.MetricIdentifier{Name: metric}
+	if sel == nil || sel.Empty() {
+		return id, nil
+	}
+	ls, err := metav1.ParseToLabelSelector(sel.String())
+	if err != nil {
+		return id, err
+	}
+	id.Selector = ls
+	return id, nil
+}
+
+// logError logs err once with the request's logger.
+func logError(ctx context.Context, err error, msg string, kv ...any) {
+	klog.FromContext(ctx).Error(err, msg, kv...)
+}
