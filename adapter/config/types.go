@@ -1,8 +1,14 @@
 // Package config holds the rule-file types of ebbflow-adapter, which are those of
 // prometheus-adapter, read unchanged, together with a strict loader and validation.
 //
+// The usual sequence is Load (or LoadFile), which rejects unknown keys and values of
+// the wrong type with their positions; Validate, which rejects rules that cannot work;
+// and Warnings, which lists findings that are accepted but suspicious. Each reports
+// every problem at once, one FieldError per problem.
+//
 // Everything in this package is pure: no network, no clients. Callers that need a
-// cluster's view of resources pass a RESTMapper.
+// cluster's view of resources pass a RESTMapper; DefaultRESTMapper knows the built-in
+// resources without a cluster.
 package config
 
 import "github.com/prometheus/common/model"
@@ -28,11 +34,14 @@ type DiscoveryRule struct {
 	Resources ResourceMapping `yaml:"resources"`
 	// Name maps a series name to the metric name served by the API.
 	Name NameMapping `yaml:"name"`
-	// MetricsQuery is a text/template (delimiters << >>) rendering the PromQL of a request.
+	// MetricsQuery is a text/template (delimiters << >>) rendering the PromQL of a
+	// request, with fields .Series, .LabelMatchers, .LabelValuesByName, .GroupBy and
+	// .GroupBySlice.
 	MetricsQuery string `yaml:"metricsQuery"`
 }
 
 // RegexFilter keeps (Is) or drops (IsNot) series whose name matches; exactly one is set.
+// The expressions are RE2, unanchored, matched against the series name only.
 type RegexFilter struct {
 	Is    string `yaml:"is"`
 	IsNot string `yaml:"isNot"`
@@ -40,16 +49,22 @@ type RegexFilter struct {
 
 // ResourceMapping maps Prometheus labels to Kubernetes group-resources.
 type ResourceMapping struct {
-	// Template (<<.Group>>, <<.Resource>>) turns a group-resource into a label name.
+	// Template (<<.Group>>, <<.Resource>>) turns a group-resource into a label name; it
+	// must use .Resource. The group has dots and dashes replaced by underscores and the
+	// resource is singular, e.g. "kube_<<.Group>>_<<.Resource>>" gives kube_apps_deployment.
 	Template string `yaml:"template"`
-	// Overrides maps a label name to a group-resource explicitly.
+	// Overrides maps a label name to a group-resource explicitly. Resources are
+	// resolved through a RESTMapper (see GroupResource.Normalize). Template and
+	// overrides combine.
 	Overrides map[string]GroupResource `yaml:"overrides"`
 	// Namespaced, for external rules only, says whether the request's namespace is
 	// added to the query. Unset means true.
 	Namespaced *bool `yaml:"namespaced"`
 }
 
-// GroupResource names a Kubernetes resource; Group is empty for the core group.
+// GroupResource names a Kubernetes resource as the user wrote it: Resource may be
+// singular or plural; Group is empty for the core group (an empty group matches any
+// group when resolved). Use Normalize to get the served group-resource.
 type GroupResource struct {
 	Group    string `yaml:"group"`
 	Resource string `yaml:"resource"`
@@ -57,23 +72,39 @@ type GroupResource struct {
 
 // NameMapping turns a series name into a metric name.
 type NameMapping struct {
-	// Matches is a regex applied to the series name; empty means ".*".
+	// Matches is an RE2 expression applied to the series name; empty means ".*". It
+	// also acts as an implicit `is` series filter.
 	Matches string `yaml:"matches"`
-	// As is the expansion ($1, ${1}) giving the metric name; see ExpandAs.
+	// As is the metric name, expanded with regexp.Regexp.ExpandString against the
+	// match of Matches: $1 or ${1} for a numbered group, $name or ${name} for a named
+	// one, $$ for a dollar. A name is the longest run of letters, digits and
+	// underscores, so write ${1}_total, not $1_total.
+	//
+	// Empty As defaults to "$0" (the whole series name) when Matches has no capture
+	// group and to "$1" when it has exactly one; with more groups it must be set.
+	// Validate rejects references to groups Matches does not have.
 	As string `yaml:"as"`
 }
 
-// ResourceRules configure metrics.k8s.io (cpu and memory).
+// ResourceRules configure metrics.k8s.io (cpu and memory). Both rules are required.
 type ResourceRules struct {
-	CPU    ResourceRule   `yaml:"cpu"`
-	Memory ResourceRule   `yaml:"memory"`
+	CPU    ResourceRule `yaml:"cpu"`
+	Memory ResourceRule `yaml:"memory"`
+	// Window is the Prometheus duration (e.g. "5m") reported as the window of every
+	// result; it should match the range the queries use. It must be positive.
 	Window model.Duration `yaml:"window"`
 }
 
 // ResourceRule configures one resource of metrics.k8s.io.
 type ResourceRule struct {
-	ContainerQuery string          `yaml:"containerQuery"`
-	NodeQuery      string          `yaml:"nodeQuery"`
-	Resources      ResourceMapping `yaml:"resources"`
-	ContainerLabel string          `yaml:"containerLabel"`
+	// ContainerQuery is a query template (as DiscoveryRule.MetricsQuery) giving one
+	// sample per container of the requested pods; it is grouped by the pod label and
+	// ContainerLabel.
+	ContainerQuery string `yaml:"containerQuery"`
+	// NodeQuery is a query template giving one sample per requested node.
+	NodeQuery string `yaml:"nodeQuery"`
+	// Resources maps labels to pods, nodes and namespaces.
+	Resources ResourceMapping `yaml:"resources"`
+	// ContainerLabel is the label holding the container name, e.g. "container".
+	ContainerLabel string `yaml:"containerLabel"`
 }

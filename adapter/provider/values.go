@@ -81,7 +81,9 @@ func (s sampleValue) quantity() resource.Quantity {
 	if math.Abs(s.value) < maxMilli {
 		return *resource.NewMilliQuantity(int64(math.Round(s.value*1000)), resource.DecimalSI)
 	}
-	return *resource.NewQuantity(int64(math.Copysign(math.Min(math.Abs(s.value), math.MaxInt64), s.value)), resource.DecimalSI)
+	// Too large for milli-units: keep 15 significant digits and a decimal exponent.
+	exp := int(math.Ceil(math.Log10(math.Abs(s.value)))) - 15
+	return *resource.NewScaledQuantity(int64(s.value/math.Pow10(exp)), resource.Scale(exp))
 }
 
 // metricIdentifier names the metric and, when given, its selector.

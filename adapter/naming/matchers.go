@@ -1,0 +1,164 @@
+package naming
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// requirement is one metric-selector requirement, detached from labels.Requirement so
+// that any bytes can be rendered (and fuzzed): labels.NewRequirement validates values.
+type requirement struct {
+	name   string
+	op     selection.Operator
+	values []string // sorted, as labels.Requirement.Values().List() returns them
+}
+
+// matcher is one PromQL label matcher; value is unquoted and unescaped.
+type matcher struct {
+	name  string
+	op    string // =, !=, =~ or !~
+	value string
+}
+
+// String renders the matcher; the value is quoted so it cannot end its string early.
+func (m matcher) String() string {
+	return m.name + m.op + quote(m.value)
+}
+
+// quote returns s as a PromQL double-quoted string literal. strconv.Quote emits only
+// escapes PromQL accepts and PromQL unquotes with strconv.Unquote: s is kept exactly.
+func quote(s string) string {
+	return strconv.Quote(s)
+}
+
+// escape returns s escaped for use between the double quotes of a PromQL string, i.e.
+// quote(s) without its quotes. It equals s for any s free of quotes, backslashes and
+// unprintable or invalid characters.
+func escape(s string) string {
+	q := quote(s)
+	return q[1 : len(q)-1]
+}
+
+// selectorRequirements checks a metric label selector's size and returns its
+// requirements. A nil selector has none. Errors wrap ErrBadSelector.
+func selectorRequirements(sel labels.Selector) ([]requirement, error) {
+	if sel == nil {
+		return nil, nil
+	}
+	if n := len(sel.String()); n > MaxSelectorLength {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBadSelector, n, MaxSelectorLength)
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return nil, fmt.Errorf("%w: selects nothing", ErrBadSelector)
+	}
+	out := make([]requirement, 0, len(reqs))
+	for i := range reqs {
+		out = append(out, requirement{
+			name:   reqs[i].Key(),
+			op:     reqs[i].Operator(),
+			values: reqs[i].Values().List(),
+		})
+	}
+	return out, nil
+}
+
+// toMatcher maps a selector requirement to a PromQL matcher, as prometheus-adapter does:
+// = and == → =, != → !=, in → =~"a|b", notin → !~"a|b", exists → !="", does-not-exist
+// → ="". Values of in and notin are joined with | unescaped, so a single value passes
+// through as a regex. Several values for = or != become =~ or !~. Errors (label name not
+// a Prometheus label name, gt/lt or other operators, wrong number of values) wrap
+// ErrBadSelector.
+func toMatcher(r requirement) (matcher, error) {
+	if !labelNameRE.MatchString(r.name) {
+		return matcher{}, fmt.Errorf("%w: label name %q is not a Prometheus label name", ErrBadSelector, r.name)
+	}
+	joined := strings.Join(r.values, "|")
+	n := len(r.values)
+	var op string
+	switch r.op {
+	case selection.Equals, selection.DoubleEquals:
+		op = pick(n == 1, "=", "=~")
+	case selection.NotEquals:
+		op = pick(n == 1, "!=", "!~")
+	case selection.In:
+		op = "=~"
+	case selection.NotIn:
+		op = "!~"
+	case selection.Exists:
+		op = "!="
+	case selection.DoesNotExist:
+		op = "="
+	default:
+		return matcher{}, fmt.Errorf("%w: unsupported operator %q on label %q", ErrBadSelector, r.op, r.name)
+	}
+	valueless := r.op == selection.Exists || r.op == selection.DoesNotExist
+	if valueless != (n == 0) {
+		return matcher{}, fmt.Errorf("%w: operator %q on label %q with %d values", ErrBadSelector, r.op, r.name, n)
+	}
+	return matcher{name: r.name, op: op, value: joined}, nil
+}
+
+// pick returns a when cond holds, else b.
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// resourceMatcher selects the objects by name on the resource label: ="a" for one name,
+// =~"a|b" for several (each name regexp.QuoteMeta-escaped, so names match literally),
+// !="" for none (every object).
+func resourceMatcher(label string, names []string) (matcher, error) {
+	for _, n := range names {
+		if n == "" {
+			return matcher{}, fmt.Errorf("empty object name")
+		}
+	}
+	switch len(names) {
+	case 0:
+		return matcher{name: label, op: "!=", value: ""}, nil
+	case 1:
+		return matcher{name: label, op: "=", value: names[0]}, nil
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return matcher{name: label, op: "=~", value: strings.Join(quoted, "|")}, nil
+}
+
+// matcherSet accumulates the LabelMatchers and LabelValuesByName of a query.
+type matcherSet struct {
+	exprs  []string
+	values map[string]string
+}
+
+func newMatcherSet() *matcherSet {
+	return &matcherSet{values: map[string]string{}}
+}
+
+// add appends m; rawValues (unescaped) is what LabelValuesByName shows for m's label,
+// replacing what an earlier matcher on the same label put there.
+func (s *matcherSet) add(m matcher, rawValues string) {
+	s.exprs = append(s.exprs, m.String())
+	s.values[m.name] = escape(rawValues)
+}
+
+// addRequirements adds the matchers of a metric label selector.
+func (s *matcherSet) addRequirements(reqs []requirement) error {
+	for _, r := range reqs {
+		m, err := toMatcher(r)
+		if err != nil {
+			return err
+		}
+		s.add(m, strings.Join(r.values, "|"))
+	}
+	return nil
+}
