@@ -1,0 +1,166 @@
+package promtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Target is one scrape target. Prometheus scrapes it over plain HTTP.
+type Target struct {
+	// Addr is host:port. The host must be a loopback address or "localhost":
+	// tests never talk to anything but loopback.
+	Addr string
+	// Job is the job label and scrape_config name. Targets sharing a Job are
+	// scraped by one scrape_config and must agree on HonorLabels and
+	// MetricsPath. Empty means "test".
+	Job string
+	// HonorLabels keeps the target's own job/instance labels on conflict
+	// (honor_labels: true).
+	HonorLabels bool
+	// MetricsPath defaults to /metrics.
+	MetricsPath string
+	// Labels are added to every series scraped from this target.
+	Labels map[string]string
+}
+
+// promConfig is the subset of the Prometheus configuration file the harness
+// writes. JSON is valid YAML, so it is written with encoding/json.
+type promConfig struct {
+	Global        globalConfig   `json:"global"`
+	RuleFiles     []string       `json:"rule_files,omitempty"`
+	ScrapeConfigs []scrapeConfig `json:"scrape_configs"`
+}
+
+type globalConfig struct {
+	ScrapeInterval     string `json:"scrape_interval"`
+	ScrapeTimeout      string `json:"scrape_timeout"`
+	EvaluationInterval string `json:"evaluation_interval"`
+}
+
+type scrapeConfig struct {
+	JobName       string         `json:"job_name"`
+	HonorLabels   bool           `json:"honor_labels"`
+	MetricsPath   string         `json:"metrics_path"`
+	Scheme        string         `json:"scheme"`
+	StaticConfigs []staticConfig `json:"static_configs"`
+}
+
+type staticConfig struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels,omitempty"`
+}
+
+// configFiles are the files written into the server directory.
+type configFiles struct {
+	config string // prometheus config path
+	rules  string // rule file path, written only when rules are given
+}
+
+// writeConfig renders targets and rules into dir, replacing earlier files.
+func writeConfig(files configFiles, interval time.Duration, rulesYAML string, targets []Target) error {
+	cfg, err := buildConfig(interval, targets)
+	if err != nil {
+		return err
+	}
+	if rulesYAML != "" {
+		if err := writeFileAtomic(files.rules, []byte(rulesYAML)); err != nil {
+			return err
+		}
+		cfg.RuleFiles = []string{files.rules}
+	}
+	data, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode prometheus config: %w", err)
+	}
+	return writeFileAtomic(files.config, data)
+}
+
+// buildConfig groups targets into one scrape_config per job.
+func buildConfig(interval time.Duration, targets []Target) (promConfig, error) {
+	timeout := min(interval, 10*time.Second)
+	cfg := promConfig{
+		Global: globalConfig{
+			ScrapeInterval:     promDuration(interval),
+			ScrapeTimeout:      promDuration(timeout),
+			EvaluationInterval: promDuration(interval),
+		},
+		ScrapeConfigs: []scrapeConfig{},
+	}
+	byJob := make(map[string]int)
+	for _, t := range targets {
+		if err := checkLoopback(t.Addr); err != nil {
+			return promConfig{}, err
+		}
+		job := t.Job
+		if job == "" {
+			job = "test"
+		}
+		path := t.MetricsPath
+		if path == "" {
+			path = "/metrics"
+		}
+		sc := staticConfig{Targets: []string{t.Addr}, Labels: t.Labels}
+		i, ok := byJob[job]
+		if !ok {
+			byJob[job] = len(cfg.ScrapeConfigs)
+			cfg.ScrapeConfigs = append(cfg.ScrapeConfigs, scrapeConfig{
+				JobName: job, HonorLabels: t.HonorLabels, MetricsPath: path, Scheme: "http",
+				StaticConfigs: []staticConfig{sc},
+			})
+			continue
+		}
+		existing := &cfg.ScrapeConfigs[i]
+		if existing.HonorLabels != t.HonorLabels || existing.MetricsPath != path {
+			return promConfig{}, fmt.Errorf("job %q: targets disagree on honor_labels or metrics_path", job)
+		}
+		existing.StaticConfigs = append(existing.StaticConfigs, sc)
+	}
+	return cfg, nil
+}
+
+// promDuration formats d in milliseconds, a unit every Prometheus version
+// accepts and that never loses precision for test intervals.
+func promDuration(d time.Duration) string {
+	return fmt.Sprintf("%dms", d.Milliseconds())
+}
+
+// checkLoopback returns an error unless addr is host:port with a loopback IP
+// or "localhost" as host.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("target %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("target %q is not on loopback", addr)
+}
+
+// writeFileAtomic writes data to path through a rename so that a reloading
+// Prometheus never reads a half-written file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

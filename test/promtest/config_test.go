@@ -1,0 +1,101 @@
+package promtest
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuildConfig(t *testing.T) {
+	tests := []struct {
+		name     string
+		interval time.Duration
+		targets  []Target
+		want     []scrapeConfig
+		wantGlob globalConfig
+		wantErr  string
+	}{
+		{
+			name:     "no targets",
+			interval: time.Second,
+			want:     []scrapeConfig{},
+			wantGlob: globalConfig{ScrapeInterval: "1000ms", ScrapeTimeout: "1000ms", EvaluationInterval: "1000ms"},
+		},
+		{
+			name:     "jobs grouped, defaults applied, timeout capped at 10s",
+			interval: time.Minute,
+			targets: []Target{
+				{Addr: "127.0.0.1:9100", Job: "a", HonorLabels: true},
+				{Addr: "localhost:9101"},
+				{Addr: "[::1]:9102", Job: "a", HonorLabels: true, Labels: map[string]string{"x": "y"}},
+			},
+			want: []scrapeConfig{
+				{JobName: "a", HonorLabels: true, MetricsPath: "/metrics", Scheme: "http", StaticConfigs: []staticConfig{
+					{Targets: []string{"127.0.0.1:9100"}},
+					{Targets: []string{"[::1]:9102"}, Labels: map[string]string{"x": "y"}},
+				}},
+				{JobName: "test", MetricsPath: "/metrics", Scheme: "http", StaticConfigs: []staticConfig{
+					{Targets: []string{"localhost:9101"}},
+				}},
+			},
+			wantGlob: globalConfig{ScrapeInterval: "60000ms", ScrapeTimeout: "10000ms", EvaluationInterval: "60000ms"},
+		},
+		{
+			name:     "non-loopback target",
+			interval: time.Second,
+			targets:  []Target{{Addr: "10.1.2.3:9100"}},
+			wantErr:  "not on loopback",
+		},
+		{
+			name:     "missing port",
+			interval: time.Second,
+			targets:  []Target{{Addr: "127.0.0.1"}},
+			wantErr:  "missing port",
+		},
+		{
+			name:     "job disagrees on honor_labels",
+			interval: time.Second,
+			targets:  []Target{{Addr: "127.0.0.1:1", Job: "j"}, {Addr: "127.0.0.1:2", Job: "j", HonorLabels: true}},
+			wantErr:  "disagree",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := buildConfig(tt.interval, tt.targets)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Global != tt.wantGlob {
+				t.Errorf("global = %+v, want %+v", got.Global, tt.wantGlob)
+			}
+			if !reflect.DeepEqual(got.ScrapeConfigs, tt.want) {
+				t.Errorf("scrape configs = %+v, want %+v", got.ScrapeConfigs, tt.want)
+			}
+		})
+	}
+}
+
+func TestFindBinary(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	bin, err := findBinary("")
+	switch {
+	case err == nil && bin != "/usr/bin/prometheus":
+		t.Errorf("findBinary = %q, want the /usr/bin fallback", bin)
+	case err != nil && !errors.Is(err, ErrNotInstalled):
+		t.Errorf("err = %v, want ErrNotInstalled", err)
+	}
+	if !strings.Contains(ErrNotInstalled.Error(), "run hack/install-prometheus.sh") {
+		t.Errorf("ErrNotInstalled = %q, must tell the user to run hack/install-prometheus.sh", ErrNotInstalled)
+	}
+	if _, err := findBinary("/nonexistent/prometheus"); err == nil {
+		t.Error("findBinary accepted a missing explicit binary")
+	}
+}

@@ -1,0 +1,239 @@
+package promtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// errAddrInUse reports that Prometheus could not bind its listen address.
+var errAddrInUse = errors.New("listen address already in use")
+
+// process is one running Prometheus process. done is closed once it has been
+// reaped; err then holds its exit status.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// findBinary returns the prometheus binary to run: explicit, then PATH, then
+// /usr/bin/prometheus.
+func findBinary(explicit string) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("prometheus binary: %w", err)
+		}
+		return explicit, nil
+	}
+	if p, err := exec.LookPath("prometheus"); err == nil {
+		return p, nil
+	}
+	if st, err := os.Stat("/usr/bin/prometheus"); err == nil && !st.IsDir() {
+		return "/usr/bin/prometheus", nil
+	}
+	return "", ErrNotInstalled
+}
+
+// freePort returns a loopback port that was free a moment ago. The caller
+// handles the race of someone else taking it by retrying.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// args returns the Prometheus command line for the server's files and port.
+func (s *Server) args() []string {
+	args := []string{
+		"--config.file=" + s.files.config,
+		"--storage.tsdb.path=" + s.dataDir,
+		"--web.listen-address=" + s.addr,
+		"--web.enable-lifecycle",
+		"--web.enable-admin-api",
+		// Tests run for minutes; a short retention keeps compaction trivial.
+		"--storage.tsdb.retention.time=1d",
+		"--query.lookback-delta=" + promDuration(s.opts.LookbackDelta),
+		"--log.level=info",
+	}
+	return append(args, s.opts.ExtraArgs...)
+}
+
+// launch starts Prometheus and waits until /-/ready answers 200, the process
+// exits, or the ready timeout passes. It returns the process and the time it
+// took to become ready. On any error the process is gone.
+func (s *Server) launch(ctx context.Context) (*process, time.Duration, error) {
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open log: %w", err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	start := time.Now()
+	fmt.Fprintf(logf, "=== promtest: starting %s on %s at %s\n", s.bin, s.addr, start.Format(time.RFC3339Nano))
+
+	cmd := exec.Command(s.bin, s.args()...)
+	cmd.Dir = s.dir
+	cmd.Stdin = nil
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = sysProcAttr()
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Linux's Pdeathsig fires when the forking OS thread exits, not the
+		// process. Pin the fork to a thread that stays alive (locked, so the
+		// runtime cannot retire it) until Prometheus has been reaped.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, 0, fmt.Errorf("start prometheus: %w", err)
+	}
+
+	if err := s.waitReady(ctx, p); err != nil {
+		p.kill()
+		<-p.done
+		return nil, 0, err
+	}
+	return p, time.Since(start), nil
+}
+
+// waitReady polls /-/ready until it answers 200 within the ready timeout.
+func (s *Server) waitReady(ctx context.Context, p *process) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// Another process may have taken the port; only our own Prometheus,
+		// recognised by its TSDB path, counts as ready.
+		if s.ready(ctx) && s.ours(ctx) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			tail := s.LogTail(30)
+			if strings.Contains(tail, "address already in use") {
+				return fmt.Errorf("prometheus on %s: %w", s.addr, errAddrInUse)
+			}
+			return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.err, tail)
+		case <-ctx.Done():
+			return fmt.Errorf("prometheus not ready after %v: %w; log tail:\n%s",
+				s.opts.ReadyTimeout, ctx.Err(), s.LogTail(30))
+		case <-tick.C:
+		}
+	}
+}
+
+// ready reports whether /-/ready answers 200.
+func (s *Server) ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/-/ready", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// ours reports whether the Prometheus answering on s.addr uses this
+// server's TSDB directory.
+func (s *Server) ours(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	flags, err := s.api.Flags(ctx)
+	return err == nil && flags["storage.tsdb.path"] == s.dataDir
+}
+
+// signal sends sig to the process group while the process is unreaped, so the
+// group id cannot have been reused.
+func (p *process) signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+func (p *process) kill() { p.signal(syscall.SIGKILL) }
+
+// stop terminates the process: SIGTERM, then SIGKILL after grace. It returns
+// once the process has been reaped.
+func (p *process) stop(grace time.Duration) {
+	p.signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		p.kill()
+		<-p.done
+	}
+}
+
+// LogTail returns up to the last n lines of the Prometheus log (all runs of
+// this server, separated by "=== promtest:" markers). It never fails; an
+// unreadable log yields a note instead.
+func (s *Server) LogTail(n int) string {
+	data, err := readTail(s.logPath, 64<<10)
+	if err != nil {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// readTail reads at most limit bytes from the end of path.
+func readTail(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(st.Size()-limit, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// listenAddr formats a loopback listen address.
+func listenAddr(port int) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
