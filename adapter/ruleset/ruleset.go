@@ -1,0 +1,65 @@
+// Package ruleset turns a rule file into compiled rules in one step: load (strict),
+// validate (every problem at once), compile. The adapter, the `ebbflow config`
+// commands and tests all go through it, so they accept and reject the same files.
+package ruleset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/naming"
+)
+
+// Set is a compiled rule file.
+type Set struct {
+	// Config is the file as loaded.
+	Config *config.Config
+	// Rules are the custom rules, then the external rules, in file order.
+	Rules []*naming.Rule
+	// Warnings are findings that do not make the file invalid.
+	Warnings []config.FieldError
+	// Hash identifies the file content (sha256, hex).
+	Hash string
+}
+
+// Parse loads, validates and compiles data. The error lists every problem found.
+func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
+	cfg, err := config.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.Validate(cfg, mapper); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	set := &Set{Config: cfg, Warnings: config.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}
+	for i, r := range cfg.Rules {
+		c, err := naming.Compile(r, i, naming.Custom, mapper)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Describe("rules", i), err)
+		}
+		set.Rules = append(set.Rules, c)
+	}
+	for i, r := range cfg.ExternalRules {
+		c, err := naming.Compile(r, i, naming.External, mapper)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Describe("externalRules", i), err)
+		}
+		set.Rules = append(set.Rules, c)
+	}
+	return set, nil
+}
+
+// ParseFile is Parse on the content of path.
+func ParseFile(path string, mapper meta.RESTMapper) (*Set, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rule file: %w", err)
+	}
+	return Parse(data, mapper)
+}

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/metadata"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/objects"
+	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+)
+
+// Config is validated options turned into the pieces the adapter runs on.
+type Config struct {
+	opts   *Options
+	mapper meta.RESTMapper
+	prom   prom.Client
+	rules  *ruleset.Set
+	// Registerer receives self-metrics; nil means the API server's /metrics registry.
+	Registerer prometheus.Registerer
+}
+
+// Config validates the options and builds the Prometheus client, the RESTMapper
+// and the first rule set. A rule file with problems is an error listing them all.
+func (o *Options) Config() (*Config, error) {
+	if errs := o.Validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	headers, _ := prom.ParseHeaders(o.PrometheusHeaders)
+	o.Transport.Headers = headers
+	hc, err := prom.NewHTTPTransportClient(o.Transport)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := prom.NewHTTPClient(o.PrometheusURL, hc, prom.Verb(o.PrometheusVerb))
+	if err != nil {
+		return nil, err
+	}
+	if o.Transport.DisableHTTP2 {
+		o.Base.SecureServing.DisableHTTP2Serving = true
+	}
+	mapper, err := o.Base.RESTMapper()
+	if err != nil {
+		return nil, fmt.Errorf("rest mapper: %w", err)
+	}
+	set, err := ruleset.ParseFile(o.ConfigFile, mapper)
+	if err != nil {
+		return nil, fmt.Errorf("rule file %s:\n%w", o.ConfigFile, err)
+	}
+	return &Config{opts: o, mapper: mapper, prom: pc, rules: set}, nil
+}
+
+type completedConfig struct {
+	*Config
+}
+
+// CompletedConfig is a Config with defaults applied; only it can Run.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in defaults.
+func (c *Config) Complete() CompletedConfig {
+	if c.opts.MaxAge == 0 {
+		c.opts.MaxAge = c.opts.RelistInterval
+	}
+	if c.Registerer == nil {
+		c.Registerer = legacyregistry.Registerer()
+	}
+	return CompletedConfig{&completedConfig{c}}
+}
+
+// Run serves until ctx is done. Discovery, rule-file reloads and the object cache
+// run alongside the API server and stop with it.
+func (c CompletedConfig) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	o := c.opts
+	guard, err := prom.NewGuard(c.prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, c.Registerer)
+	if err != nil {
+		return err
+	}
+	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, Registerer: c.Registerer})
+	if err != nil {
+		return err
+	}
+	disc.SetRules(c.rules.Rules)
+	logRuleSet(logger, c.rules)
+
+	restConfig, err := o.Base.ClientConfig()
+	if err != nil {
+		return err
+	}
+	metaClient, err := metadata.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	lister := objects.NewCacheLister(metaClient, c.mapper, 0)
+	if err := lister.Start(ctx, schema.GroupResource{Resource: "pods"}); err != nil {
+		return err
+	}
+	prov, err := provider.New(provider.Options{
+		Prom: guard, Registry: disc, Lister: lister, Mapper: c.mapper,
+		NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+	})
+	if err != nil {
+		return err
+	}
+	o.Base.WithCustomMetrics(prov)
+	o.Base.WithExternalMetrics(prov)
+	srv, err := o.Base.Server()
+	if err != nil {
+		return err
+	}
+	if err := srv.GenericAPIServer.AddReadyzChecks(healthz.NamedCheck("metric-discovery", func(_ *http.Request) error {
+		if !disc.Synced() {
+			return errors.New("no successful metric discovery yet")
+		}
+		return nil
+	})); err != nil {
+		return err
+	}
+	reload, err := newReloader(o.ConfigFile, c.rules.Hash, c.mapper, disc, c.Registerer)
+	if err != nil {
+		return err
+	}
+	go disc.Run(ctx, o.RelistInterval)
+	go reload.run(ctx, o.ConfigCheckInterval)
+	return srv.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// logRuleSet logs what a rule set serves and what it does not.
+func logRuleSet(logger klog.Logger, set *ruleset.Set) {
+	custom, external := 0, 0
+	for _, r := range set.Rules {
+		if r.Kind() == naming.Custom {
+			custom++
+		} else {
+			external++
+		}
+	}
+	logger.Info("Loaded rule file", "customRules", custom, "externalRules", external, "sha256", set.Hash)
+	for _, w := range set.Warnings {
+		logger.Info("Rule file warning", "warning", w.Error())
+	}
+	if set.Config.ResourceRules != nil {
+		logger.Info("resourceRules are validated but not served yet: metrics.k8s.io support arrives in a later release")
+	}
+}

@@ -1,0 +1,113 @@
+// Package server assembles ebbflow-adapter: flags, rule file, Prometheus client,
+// discovery, object cache, provider and the aggregated API server, in the order
+// Options → Validate → Config → Complete → Run.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/spf13/pflag"
+	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
+
+	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/provider"
+)
+
+// Options are ebbflow-adapter's command-line options. Names and meanings of the
+// prometheus-adapter flags are kept so its users can swap the binary.
+type Options struct {
+	// Base holds the generic API server flags (serving, authn, authz, audit) and the
+	// Kubernetes client flags, from custom-metrics-apiserver.
+	Base *basecmd.AdapterBase
+
+	ConfigFile              string
+	PrometheusURL           string
+	PrometheusVerb          string
+	PrometheusTimeout       time.Duration
+	PrometheusHeaders       []string
+	Transport               prom.TransportOptions
+	RelistInterval          time.Duration
+	MaxAge                  time.Duration
+	MaxConcurrentQueries    int
+	NamespaceQueryThreshold int
+	ConfigCheckInterval     time.Duration
+}
+
+// NewOptions returns options with their defaults.
+func NewOptions() *Options {
+	return &Options{
+		Base:                    &basecmd.AdapterBase{Name: "ebbflow-adapter"},
+		PrometheusURL:           "https://localhost",
+		PrometheusVerb:          string(prom.VerbGET),
+		PrometheusTimeout:       30 * time.Second,
+		RelistInterval:          time.Minute,
+		MaxConcurrentQueries:    16,
+		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
+		ConfigCheckInterval:     10 * time.Second,
+	}
+}
+
+// AddFlags registers all flags on fs, including the generic API server ones.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Base.FlagSet = fs
+	o.Base.InstallFlags()
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Rule file (prometheus-adapter format). Required. Reloaded when it changes.")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "URL of the Prometheus HTTP API; its query parameters (e.g. Thanos dedup=true) are sent with every request.")
+	fs.StringVar(&o.PrometheusVerb, "prometheus-verb", o.PrometheusVerb, "HTTP verb for queries: GET (switches to POST for queries too long for a URL) or POST.")
+	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", o.PrometheusTimeout, "Longest time a request to Prometheus may take; the remaining time is sent as the query timeout.")
+	fs.StringArrayVar(&o.PrometheusHeaders, "prometheus-header", o.PrometheusHeaders, "Extra header name=value sent to Prometheus; repeatable.")
+	fs.BoolVar(&o.Transport.InCluster, "prometheus-auth-incluster", false, "Authenticate to Prometheus with the pod's service account.")
+	fs.StringVar(&o.Transport.AuthConfig, "prometheus-auth-config", "", "Kubeconfig file whose cluster and user settings are used to reach Prometheus.")
+	fs.StringVar(&o.Transport.CAFile, "prometheus-ca-file", "", "CA bundle to verify Prometheus' serving certificate; re-read when it changes.")
+	fs.StringVar(&o.Transport.ClientCertFile, "prometheus-client-tls-cert-file", "", "Client certificate for Prometheus; re-read when it changes.")
+	fs.StringVar(&o.Transport.ClientKeyFile, "prometheus-client-tls-key-file", "", "Client key for Prometheus; re-read when it changes.")
+	fs.StringVar(&o.Transport.TokenFile, "prometheus-token-file", "", "File holding a bearer token for Prometheus; re-read on every request.")
+	fs.StringVar(&o.Transport.BasicAuthUsername, "prometheus-basic-auth-username", "", "Basic-auth user name for Prometheus.")
+	fs.StringVar(&o.Transport.BasicAuthPasswordFile, "prometheus-basic-auth-password-file", "", "File holding the basic-auth password; re-read on every request.")
+	fs.BoolVar(&o.Transport.DisableHTTP2, "disable-http2", false, "Disable HTTP/2 for serving and for requests to Prometheus.")
+	fs.DurationVar(&o.RelistInterval, "metrics-relist-interval", o.RelistInterval, "Interval between full discoveries of available metrics.")
+	fs.DurationVar(&o.MaxAge, "metrics-max-age", 0, "Age of the oldest series discovered; 0 means the relist interval. May not be smaller than it.")
+	fs.IntVar(&o.MaxConcurrentQueries, "max-concurrent-queries", o.MaxConcurrentQueries, "Most requests in flight to Prometheus at once; identical concurrent queries are sent once.")
+	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
+	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
+}
+
+// Validate reports every problem with the options.
+func (o *Options) Validate() []error {
+	var errs []error
+	if o.ConfigFile == "" {
+		errs = append(errs, errors.New("--config is required"))
+	}
+	if u, err := url.Parse(o.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--prometheus-url %q must be an http or https URL", o.PrometheusURL))
+	}
+	if o.PrometheusVerb != string(prom.VerbGET) && o.PrometheusVerb != string(prom.VerbPOST) {
+		errs = append(errs, fmt.Errorf("--prometheus-verb must be GET or POST, not %q", o.PrometheusVerb))
+	}
+	if o.PrometheusTimeout <= 0 {
+		errs = append(errs, errors.New("--prometheus-timeout must be positive"))
+	}
+	if o.RelistInterval <= 0 {
+		errs = append(errs, errors.New("--metrics-relist-interval must be positive"))
+	}
+	if o.MaxAge != 0 && o.MaxAge < o.RelistInterval {
+		errs = append(errs, errors.New("--metrics-max-age must not be smaller than --metrics-relist-interval"))
+	}
+	if o.MaxConcurrentQueries < 1 {
+		errs = append(errs, errors.New("--max-concurrent-queries must be at least 1"))
+	}
+	if o.ConfigCheckInterval <= 0 {
+		errs = append(errs, errors.New("--config-check-interval must be positive"))
+	}
+	if _, err := prom.ParseHeaders(o.PrometheusHeaders); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, o.Transport.Validate()...)
+	if o.Base.CustomMetricsAdapterServerOptions != nil {
+		errs = append(errs, o.Base.CustomMetricsAdapterServerOptions.Validate()...)
+	}
+	return errs
+}

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/klog/v2"
+
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+)
+
+// reloader watches the rule file by content. Polling the content (rather than file
+// events) works through the symlink swaps Kubernetes uses to update a mounted
+// ConfigMap. A valid new file replaces the rules and triggers a relist; an invalid one
+// is logged once, counted, and the old rules keep serving.
+type reloader struct {
+	path     string
+	current  string // hash of the rules in use
+	rejected string // hash of the last file rejected, not to log it again
+	mapper   meta.RESTMapper
+	disc     *discovery.Discoverer
+
+	reloads    *prometheus.CounterVec
+	lastOK     prometheus.Gauge
+	lastChange prometheus.Gauge
+}
+
+func newReloader(path, hash string, mapper meta.RESTMapper, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
+	r := &reloader{
+		path: path, current: hash, mapper: mapper, disc: disc,
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_adapter", Subsystem: "config", Name: "reloads_total",
+			Help: "Rule-file reloads by result (success, failure).",
+		}, []string{"result"}),
+		lastOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ebbflow_adapter", Subsystem: "config", Name: "last_reload_successful",
+			Help: "1 if the rule file on disk is the one serving, 0 if the last change was rejected.",
+		}),
+		lastChange: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ebbflow_adapter", Subsystem: "config", Name: "last_reload_success_timestamp_seconds",
+			Help: "Unix time the serving rules were loaded.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{r.reloads, r.lastOK, r.lastChange} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	r.lastOK.Set(1)
+	r.lastChange.SetToCurrentTime()
+	return r, nil
+}
+
+func (r *reloader) run(ctx context.Context, interval time.Duration) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			r.check(ctx)
+		}
+	}
+}
+
+// check reloads the file if its content changed. It reports whether new rules were
+// put in service.
+func (r *reloader) check(ctx context.Context) bool {
+	logger := klog.FromContext(ctx)
+	data, err := os.ReadFile(r.path)
+	if err != nil {
+		logger.Error(err, "Reading the rule file failed; keeping the current rules")
+		return false
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	if hash == r.current || hash == r.rejected {
+		return false
+	}
+	set, err := ruleset.Parse(data, r.mapper)
+	if err != nil {
+		r.rejected = hash
+		r.reloads.WithLabelValues("failure").Inc()
+		r.lastOK.Set(0)
+		logger.Error(err, "Rule file rejected; the previous rules keep serving", "path", r.path, "sha256", hash)
+		return false
+	}
+	r.current, r.rejected = hash, ""
+	r.disc.SetRules(set.Rules)
+	r.reloads.WithLabelValues("success").Inc()
+	r.lastOK.Set(1)
+	r.lastChange.SetToCurrentTime()
+	logRuleSet(logger, set)
+	if err := r.disc.Relist(ctx); err != nil {
+		logger.Error(err, "Discovery after reload failed; retrying at the next relist")
+	}
+	return true
+}
