@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+)
+
+func newConfigCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Check and try rule files (prometheus-adapter format)"}
+	cmd.AddCommand(newCheckCommand(), newRenderCommand())
+	return cmd
+}
+
+func newCheckCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Report every problem in a rule file; exit non-zero if there is any",
+		Long: `check loads FILE strictly (unknown keys are errors), validates every rule against the
+built-in Kubernetes resources and prints all problems at once, then any warnings.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, err := ruleset.ParseFile(args[0], config.DefaultRESTMapper())
+			if err != nil {
+				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
+			}
+			printWarnings(cmd.OutOrStdout(), set.Warnings)
+			custom, external := countRules(set)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d custom rules, %d external rules", args[0], custom, external)
+			if set.Config.ResourceRules != nil {
+				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (not served yet)")
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			return nil
+		},
+	}
+}
+
+func newRenderCommand() *cobra.Command {
+	var series []string
+	cmd := &cobra.Command{
+		Use:   "render FILE --series 'name{label=\"value\",...}'",
+		Short: "Show the metrics a series yields and the PromQL of a sample request for each",
+		Long: `render shows, for each series given, which rules select it (by name; the series query
+itself is not evaluated), the metric names and resources it yields, and the PromQL a
+request for that metric would send, using the series' own label values as the
+requested namespace and object names.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(series) == 0 {
+				return errors.New("at least one --series is required")
+			}
+			set, err := ruleset.ParseFile(args[0], config.DefaultRESTMapper())
+			if err != nil {
+				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
+			}
+			for _, s := range series {
+				parsed, err := ParseSeries(s)
+				if err != nil {
+					return err
+				}
+				renderSeries(cmd.OutOrStdout(), set, parsed)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&series, "series", nil, `a series as name{label="value",...}; repeatable`)
+	return cmd
+}
+
+func countRules(set *ruleset.Set) (custom, external int) {
+	for _, r := range set.Rules {
+		if r.Kind() == naming.Custom {
+			custom++
+		} else {
+			external++
+		}
+	}
+	return custom, external
+}
+
+func printWarnings(w io.Writer, warnings []config.FieldError) {
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn.Error())
+	}
+}
+
+// renderSeries prints what each rule makes of one series.
+func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
+	fmt.Fprintf(w, "series %s\n", s)
+	matched := false
+	for _, r := range set.Rules {
+		metric, ok := r.MetricName(s.Name)
+		if !ok {
+			continue
+		}
+		matched = true
+		list := "rules"
+		if r.Kind() == naming.External {
+			list = "externalRules"
+		}
+		fmt.Fprintf(w, "  %s[%d]: metric %q\n", list, r.Index(), metric)
+		if r.Kind() == naming.External {
+			ns := s.Labels["namespace"]
+			q, err := r.ExternalQuery(s.Name, ns, nil)
+			printQuery(w, "    external, namespace "+quoteOrNone(ns), q, err)
+			continue
+		}
+		renderCustom(w, r, s)
+	}
+	if !matched {
+		fmt.Fprintln(w, "  no rule's filters and name.matches accept this series name")
+	}
+}
+
+func renderCustom(w io.Writer, r *naming.Rule, s Series) {
+	names := make([]string, 0, len(s.Labels))
+	for k := range s.Labels {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	resources, namespaced := r.Resources(names)
+	if len(resources) == 0 {
+		fmt.Fprintln(w, "    no label maps to a resource: the series yields no custom metric")
+	}
+	nsGR := schema.GroupResource{Resource: "namespaces"}
+	nsLabel, _ := r.LabelForResource(nsGR)
+	for _, gr := range resources {
+		label, err := r.LabelForResource(gr)
+		if err != nil {
+			fmt.Fprintf(w, "    %s: %v\n", gr, err)
+			continue
+		}
+		req := naming.CustomRequest{Series: s.Name, Resource: gr, Names: []string{s.Labels[label]}}
+		if namespaced && gr != nsGR {
+			req.Namespace = s.Labels[nsLabel]
+		}
+		q, err := r.CustomQuery(req)
+		printQuery(w, fmt.Sprintf("    %s %q (namespace %s)", gr.String(), s.Labels[label], quoteOrNone(req.Namespace)), q, err)
+	}
+}
+
+func printQuery(w io.Writer, what, q string, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "%s: error: %v\n", what, err)
+		return
+	}
+	fmt.Fprintf(w, "%s:\n      %s\n", what, q)
+}
+
+func quoteOrNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// Series is a series name with labels, as given on the command line.
+type Series struct {
+	Name   string
+	Labels map[string]string
+}
+
+func (s Series) String() string {
+	keys := make([]string, 0, len(s.Labels))
+	for k := range s.Labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%q", k, s.Labels[k])
+	}
+	return s.Name + "{" + strings.Join(parts, ",") + "}"
+}

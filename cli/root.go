@@ -1,0 +1,18 @@
+// Package cli implements the ebbflow user command: checking and trying rule files
+// without a cluster. Commands write results to the command's output streams and
+// return errors; only main decides the exit code.
+package cli
+
+import "github.com/spf13/cobra"
+
+// NewRootCommand returns the ebbflow command tree.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ebbflow",
+		Short:         "Work with Ebbflow rule files and decisions",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newConfigCommand())
+	return root
+}
