@@ -1,0 +1,188 @@
+package decision
+
+import (
+	"fmt"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+)
+
+// Rescale reasons, as upstream words them in its SuccessfulRescale events.
+const (
+	ReasonAboveMax        = "Current number of replicas above Spec.MaxReplicas"
+	ReasonBelowMin        = "Current number of replicas below Spec.MinReplicas"
+	ReasonAllMetricsBelow = "All metrics below target"
+)
+
+// GateAction is what the bounds check decides before any metric is read.
+type GateAction string
+
+// Gate actions.
+const (
+	// ComputeMetrics: read the metrics and decide from them.
+	ComputeMetrics GateAction = "ComputeMetrics"
+	// ScalingDisabled: the target sits at zero replicas and may not be scaled
+	// from there; leave it alone.
+	ScalingDisabled GateAction = "ScalingDisabled"
+	// ClampToBounds: the target is outside [min, max]; move it to the bound
+	// without reading metrics.
+	ClampToBounds GateAction = "ClampToBounds"
+)
+
+// Bounds are the facts the gate reads.
+type Bounds struct {
+	// CurrentReplicas is the scale's spec.replicas.
+	CurrentReplicas int32
+	// MinReplicas is spec.minReplicas, 1 when unset.
+	MinReplicas int32
+	MaxReplicas int32
+	// ScaledToZero is true when the autoscaler's status holds ScaledToZero=True
+	// (HPAScaleToZero is on by default in v1.37).
+	ScaledToZero bool
+	// HasObjectOrExternal is true when a metric is of type Object or External.
+	HasObjectOrExternal bool
+}
+
+// Gate is the outcome of the bounds check.
+type Gate struct {
+	Action GateAction
+	// Desired is the bound to move to (ClampToBounds only).
+	Desired int32
+	// Reason is the rescale reason (ClampToBounds only).
+	Reason string
+}
+
+// Check is upstream's check before metrics: at zero replicas, metrics are read
+// only if the autoscaler itself scaled to zero (ScaledToZero) and either
+// minReplicas is not zero or an Object/External metric can wake it; otherwise
+// scaling is disabled. Above max or below min, the count moves to the bound.
+func Check(b Bounds) Gate {
+	switch {
+	case b.CurrentReplicas == 0:
+		if (b.MinReplicas != 0 && b.ScaledToZero) || (b.ScaledToZero && b.HasObjectOrExternal) {
+			return Gate{Action: ComputeMetrics}
+		}
+		return Gate{Action: ScalingDisabled}
+	case b.CurrentReplicas > b.MaxReplicas:
+		return Gate{Action: ClampToBounds, Desired: b.MaxReplicas, Reason: ReasonAboveMax}
+	case b.CurrentReplicas < b.MinReplicas:
+		return Gate{Action: ClampToBounds, Desired: b.MinReplicas, Reason: ReasonBelowMin}
+	}
+	return Gate{Action: ComputeMetrics}
+}
+
+// Input is everything Decide reads.
+type Input struct {
+	Bounds
+	// Proposals are the per-metric outcomes, in spec order; read only when
+	// Check says ComputeMetrics.
+	Proposals []Proposal
+	// Normalize carries the behavior, downscale window, histories and time;
+	// Decide fills its replica fields from Bounds and the proposals.
+	Normalize behavior.Request
+}
+
+// Decision is the replica decision and what explains it.
+type Decision struct {
+	Gate Gate
+	// Aggregate is set when metrics were combined.
+	Aggregate *Aggregate
+	// Outcome is set when the count was normalized; its Recommendations are
+	// the history to store.
+	Outcome *behavior.Outcome
+	// Failed is true when the metrics allow no decision: do not scale, keep
+	// the previous status.desiredReplicas, report Err.
+	Failed bool
+	// Desired is the count for status.desiredReplicas (CurrentReplicas when
+	// not rescaling).
+	Desired int32
+	// Rescale is true when the scale must be written.
+	Rescale bool
+	// RescaleReason explains the rescale (for the SuccessfulRescale event).
+	RescaleReason string
+	// ScalingActive is the condition to set, if any (nil: leave as is).
+	ScalingActive *autoscalingv2.HorizontalPodAutoscalerCondition
+	// Err is the metrics error: when Failed, the reason not to scale; else
+	// some metrics failed but the decision stands (upstream still returns the
+	// error after scaling).
+	Err error
+}
+
+// Decide runs upstream's reconcile decision: Check, then Combine, the
+// maximum with zero, behavior.Normalize, and the floor to minReplicas when
+// scaling from zero after the autoscaler scaled to zero.
+func Decide(in Input) Decision {
+	d := Decision{Gate: Check(in.Bounds)}
+	switch d.Gate.Action {
+	case ScalingDisabled:
+		c := scalingActive(corev1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
+		d.ScalingActive, d.Desired = &c, in.CurrentReplicas
+		return d
+	case ClampToBounds:
+		d.Desired, d.Rescale, d.RescaleReason = d.Gate.Desired, true, d.Gate.Reason
+		return d
+	}
+	agg := Combine(in.Proposals, in.CurrentReplicas)
+	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
+	if !agg.Usable {
+		d.Failed = true
+		return d
+	}
+	desired, reason := max(agg.Replicas, 0), ""
+	switch {
+	case desired > in.CurrentReplicas:
+		metric := ""
+		if agg.Replicas > 0 {
+			metric = agg.Metric
+		}
+		reason = fmt.Sprintf("%s above target", metric)
+	case desired < in.CurrentReplicas:
+		reason = ReasonAllMetricsBelow
+	}
+	req := in.Normalize
+	req.CurrentReplicas, req.DesiredReplicas = in.CurrentReplicas, desired
+	req.MinReplicas, req.MaxReplicas = in.MinReplicas, in.MaxReplicas
+	out := behavior.Normalize(req)
+	d.Outcome = &out
+	desired = out.Replicas
+	if in.CurrentReplicas == 0 && in.MinReplicas != 0 && in.ScaledToZero && desired < in.MinReplicas {
+		desired = in.MinReplicas
+		if reason == "" {
+			reason = ReasonBelowMin
+		}
+	}
+	d.Rescale, d.RescaleReason, d.Desired = desired != in.CurrentReplicas, reason, desired
+	if !d.Rescale {
+		d.Desired = in.CurrentReplicas
+	}
+	return d
+}
+
+// ScaledToZeroCondition is the ScaledToZero condition upstream sets after every
+// successful rescale: True when the autoscaler took the workload from some
+// replicas to zero with minReplicas 0 and an Object or External metric.
+func ScaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExternal bool) autoscalingv2.HorizontalPodAutoscalerCondition {
+	c := autoscalingv2.HorizontalPodAutoscalerCondition{
+		Type:    autoscalingv2.ScaledToZero,
+		Status:  corev1.ConditionFalse,
+		Reason:  "NotScaledToZero",
+		Message: "the HPA controller did not scale the workload to zero",
+	}
+	if current > 0 && desired == 0 && minReplicas == 0 && hasObjectOrExternal {
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "ScaledToZero", "the HPA controller scaled the workload to zero"
+	}
+	return c
+}
+
+// HasObjectOrExternal reports whether any metric is of type Object or
+// External (the metrics that can wake a workload at zero replicas).
+func HasObjectOrExternal(metrics []autoscalingv2.MetricSpec) bool {
+	for _, m := range metrics {
+		if m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType {
+			return true
+		}
+	}
+	return false
+}
