@@ -30,7 +30,7 @@ func splitPromQL(s string) (skeleton string, values []string, err error) {
 		if !utf8.ValidString(lit) {
 			return "", nil, fmt.Errorf("invalid UTF-8 in %q", lit)
 		}
-		v, err := strconv.Unquote(lit)
+		v, err := unquote(lit)
 		if err != nil {
 			return "", nil, fmt.Errorf("unquote %q: %w", lit, err)
 		}
@@ -39,6 +39,29 @@ func splitPromQL(s string) (skeleton string, values []string, err error) {
 		i = end
 	}
 	return sk.String(), values, nil
+}
+
+// unquote decodes a string literal as Prometheus does (strconv.Unquote rules, but
+// single-quoted strings may hold any number of characters).
+func unquote(lit string) (string, error) {
+	q, body := lit[0], lit[1:len(lit)-1]
+	if q == '`' {
+		return body, nil
+	}
+	var sb strings.Builder
+	for body != "" {
+		r, multibyte, tail, err := strconv.UnquoteChar(body, q)
+		if err != nil {
+			return "", err
+		}
+		if r < utf8.RuneSelf || !multibyte && r < 256 {
+			sb.WriteByte(byte(r))
+		} else {
+			sb.WriteRune(r)
+		}
+		body = tail
+	}
+	return sb.String(), nil
 }
 
 // lexString returns the index of the quote closing the string that opens at s[start].
@@ -105,6 +128,9 @@ func TestSplitPromQL(t *testing.T) {
 		{in: `m{a="x\"} or vector(1)"}`, skeleton: `m{a=""}`, values: []string{`x"} or vector(1)`}},
 		{in: `m{a='x',b=` + "`y\\`" + `}`, skeleton: `m{a="",b=""}`, values: []string{"x", `y\`}},
 		{in: `m{a="\x00\u00e9\n"}`, skeleton: `m{a=""}`, values: []string{"\x00é\n"}},
+		{in: `m{a='x\'y\x27',b="it's"}`, skeleton: `m{a="",b=""}`, values: []string{"x'y'", "it's"}},
+		{in: `m{a='x\"'}`, wantErr: true},
+		{in: `m{a="x\'"}`, wantErr: true},
 		{in: `m{a="x}`, wantErr: true},
 		{in: "m{a=\"x\ny\"}", wantErr: true},
 		{in: `m{a="\q"}`, wantErr: true},

@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -36,12 +37,13 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// escape returns s escaped for use between the double quotes of a PromQL string, i.e.
-// quote(s) without its quotes. It equals s for any s free of quotes, backslashes and
-// unprintable or invalid characters.
+// escape returns s escaped for use between the quotes of a PromQL "..." or '...'
+// string: quote(s) without its quotes, with ' written as \x27 (an escape both string
+// forms accept). It equals s for any s free of quotes, backslashes and unprintable or
+// invalid characters. It is not safe inside a raw `...` string, where nothing is.
 func escape(s string) string {
 	q := quote(s)
-	return q[1 : len(q)-1]
+	return strings.ReplaceAll(q[1:len(q)-1], "'", `\x27`)
 }
 
 // selectorRequirements checks a metric label selector's size and returns its
@@ -118,7 +120,7 @@ func pick(cond bool, a, b string) string {
 func resourceMatcher(label string, names []string) (matcher, error) {
 	for _, n := range names {
 		if n == "" {
-			return matcher{}, fmt.Errorf("empty object name")
+			return matcher{}, errors.New("empty object name")
 		}
 	}
 	switch len(names) {

@@ -24,7 +24,7 @@ type queryArgs struct {
 	// LabelMatchers is the comma-joined matchers, e.g. namespace="ns",pod=~"a|b".
 	LabelMatchers string
 	// LabelValuesByName maps each matched label to its values joined with |, escaped
-	// for use inside a PromQL double-quoted string (see matcherSet.add).
+	// for use inside a PromQL "..." or '...' string (see escape).
 	LabelValuesByName map[string]string
 	// GroupBy is the comma-joined GroupBySlice.
 	GroupBy string
@@ -44,7 +44,7 @@ const anyName = ".+"
 // LabelValuesByName maps each selector label to its values joined with |, the
 // namespaces label to the namespace and the resource label to the names joined with |
 // (".+" when Names is empty); later entries replace earlier ones for the same label.
-// Values are escaped for a PromQL double-quoted string: identical to
+// Values are escaped for use inside a PromQL "..." or '...' string: identical to
 // prometheus-adapter's raw values for ordinary names, but unable to end the string.
 //
 // Selector errors wrap ErrBadSelector; others (series not a metric name, no label for

@@ -79,6 +79,36 @@ func TestHostileValues(t *testing.T) {
 	}
 }
 
+// TestHostileValuesSingleQuoted uses LabelValuesByName inside a single-quoted PromQL
+// string: every value either comes back exactly or makes the query unparsable (a " is
+// not a valid escape there), never a different query.
+func TestHostileValuesSingleQuoted(t *testing.T) {
+	r := mustCompile(t, config.DiscoveryRule{
+		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+		MetricsQuery: `<<.Series>>{pod=~'<<index .LabelValuesByName "pod">>',app='<<index .LabelValuesByName "app">>'}`,
+	})
+	for _, v := range append(hostileValues, `'} or vector(1) or x{b='`, `it's`) {
+		t.Run(fmt.Sprintf("%q", v), func(t *testing.T) {
+			got, err := r.CustomQuery(CustomRequest{Series: "m", Resource: podsGR, Names: []string{v, "b"},
+				MetricSelector: labels.SelectorFromValidatedSet(labels.Set{"app": v})})
+			if err != nil {
+				t.Fatalf("CustomQuery: %v", err)
+			}
+			skeleton, values, err := splitPromQL(got)
+			if err != nil {
+				if !strings.Contains(v, `"`) {
+					t.Fatalf("query %q does not lex: %v", got, err)
+				}
+				return
+			}
+			want := []string{v + "|b", v}
+			if skeleton != `m{pod=~"",app=""}` || !slices.Equal(values, want) {
+				t.Fatalf("query %q: skeleton %q values %q; want %q", got, skeleton, values, want)
+			}
+		})
+	}
+}
+
 // escapedAlternatives is what the =~ matcher on the resource label must hold.
 func escapedAlternatives(names []string) string {
 	out := make([]string, len(names))
