@@ -67,7 +67,9 @@ func (c *HTTPClient) newRequest(ctx context.Context, ep string, form url.Values)
 		if remaining <= 0 {
 			return nil, context.DeadlineExceeded
 		}
-		form.Set("timeout", strconv.FormatFloat(remaining.Seconds(), 'f', 3, 64)+"s")
+		// Float seconds: Prometheus parses them everywhere, while a fractional
+		// duration with a unit ("9.5s") is rejected by older versions.
+		form.Set("timeout", strconv.FormatFloat(remaining.Seconds(), 'f', 3, 64))
 	}
 	u := c.api.URL(ep, nil)
 	encoded := form.Encode()

@@ -119,6 +119,11 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	}
 	o.Base.WithCustomMetrics(prov)
 	o.Base.WithExternalMetrics(prov)
+	apiConfig, err := o.Base.Config()
+	if err != nil {
+		return err
+	}
+	InstallFilters(apiConfig.GenericConfig)
 	srv, err := o.Base.Server()
 	if err != nil {
 		return err
