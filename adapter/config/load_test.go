@@ -73,14 +73,14 @@ func loadErrorLines(t *testing.T, doc string) []string {
 	return lines
 }
 
-func TestLoadErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		doc  string
-		want []string
-	}{{
-		name: "unknown keys at several depths are all reported",
-		doc: `rulez: []
+// loadErrorTests are documents Load rejects, with every problem it must report.
+var loadErrorTests = []struct {
+	name string
+	doc  string
+	want []string
+}{{
+	name: "unknown keys at several depths are all reported",
+	doc: `rulez: []
 rules:
   - seriesQuery: up
     seriesFilter: []
@@ -97,20 +97,20 @@ resourceRules:
   cpu: {containerQuery: a, extra: 1}
   windows: 5m
 `,
-		want: []string{
-			`line 1:1: rulez: unknown key "rulez" (did you mean "rules"?)`,
-			`line 4:5: rules[0].seriesFilter: unknown key "seriesFilter" (did you mean "seriesFilters"?)`,
-			`line 7:9: rules[0].seriesFilters[0].isnot: unknown key "isnot" (did you mean "isNot"?)`,
-			`line 9:7: rules[0].resources.overide: unknown key "overide" (did you mean "overrides"?)`,
-			`line 11:30: rules[0].resources.overrides.pod.grup: unknown key "grup" (did you mean "group"?)`,
-			`line 12:5: rules[0].metricQuery: unknown key "metricQuery" (did you mean "metricsQuery"?)`,
-			`line 13:1: externalrules: unknown key "externalrules" (did you mean "externalRules"?)`,
-			`line 15:28: resourceRules.cpu.extra: unknown key "extra" (known keys: containerQuery, nodeQuery, resources, containerLabel)`,
-			`line 16:3: resourceRules.windows: unknown key "windows" (did you mean "window"?)`,
-		},
-	}, {
-		name: "wrong types",
-		doc: `rules:
+	want: []string{
+		`line 1:1: rulez: unknown key "rulez" (did you mean "rules"?)`,
+		`line 4:5: rules[0].seriesFilter: unknown key "seriesFilter" (did you mean "seriesFilters"?)`,
+		`line 7:9: rules[0].seriesFilters[0].isnot: unknown key "isnot" (did you mean "isNot"?)`,
+		`line 9:7: rules[0].resources.overide: unknown key "overide" (did you mean "overrides"?)`,
+		`line 11:30: rules[0].resources.overrides.pod.grup: unknown key "grup" (did you mean "group"?)`,
+		`line 12:5: rules[0].metricQuery: unknown key "metricQuery" (did you mean "metricsQuery"?)`,
+		`line 13:1: externalrules: unknown key "externalrules" (did you mean "externalRules"?)`,
+		`line 15:28: resourceRules.cpu.extra: unknown key "extra" (known keys: containerQuery, nodeQuery, resources, containerLabel)`,
+		`line 16:3: resourceRules.windows: unknown key "windows" (did you mean "window"?)`,
+	},
+}, {
+	name: "wrong types",
+	doc: `rules:
   - seriesQuery: [a, b]
     seriesFilters: {is: a}
     resources:
@@ -124,51 +124,54 @@ resourceRules:
   window: 5 minutes
   cpu: cpu
 `,
-		want: []string{
-			`line 2:18: rules[0].seriesQuery: expected a string, found a list`,
-			`line 3:20: rules[0].seriesFilters: expected a list, found a mapping`,
-			`line 5:7: rules[0].resources: expected a mapping, found a list`,
-			`line 6:11: rules[0].name: expected a mapping, found "^foo$"`,
-			`line 8:19: rules[1].resources.namespaced: expected true or false, found "maybe"`,
-			`line 9:18: rules[1].resources.overrides: expected a mapping, found a list`,
-			`line 10:16: externalRules: expected a list, found a mapping`,
-			`line 12:11: resourceRules.window: expected a duration such as 5m or 30s, found "5 minutes"`,
-			`line 13:8: resourceRules.cpu: expected a mapping, found "cpu"`,
-		},
-	}, {
-		name: "top level must be a mapping",
-		doc:  "- seriesQuery: up\n",
-		want: []string{`line 1:1: expected a mapping, found a list`},
-	}, {
-		name: "duplicate keys",
-		doc: `rules:
+	want: []string{
+		`line 2:18: rules[0].seriesQuery: expected a string, found a list`,
+		`line 3:20: rules[0].seriesFilters: expected a list, found a mapping`,
+		`line 5:7: rules[0].resources: expected a mapping, found a list`,
+		`line 6:11: rules[0].name: expected a mapping, found "^foo$"`,
+		`line 8:19: rules[1].resources.namespaced: expected true or false, found "maybe"`,
+		`line 9:18: rules[1].resources.overrides: expected a mapping, found a list`,
+		`line 10:16: externalRules: expected a list, found a mapping`,
+		`line 12:11: resourceRules.window: expected a duration such as 5m or 30s, found "5 minutes"`,
+		`line 13:8: resourceRules.cpu: expected a mapping, found "cpu"`,
+	},
+}, {
+	name: "top level must be a mapping",
+	doc:  "- seriesQuery: up\n",
+	want: []string{`line 1:1: expected a mapping, found a list`},
+}, {
+	name: "duplicate keys",
+	doc: `rules:
   - seriesQuery: a
     seriesQuery: b
 rules: []
 `,
-		want: []string{
-			`line 3:5: rules[0].seriesQuery: duplicate key "seriesQuery" (first at line 2)`,
-			`line 4:1: rules: duplicate key "rules" (first at line 1)`,
-		},
-	}, {
-		name: "keys must be strings",
-		doc:  "rules:\n  - [a]: b\n",
-		want: []string{`line 2:5: rules[0]: expected a string key, found a list`},
-	}, {
-		name: "odd label names are quoted in paths",
-		doc:  "rules:\n  - resources:\n      overrides:\n        \"app.kubernetes.io/name\": {resource: pod, x: 1}\n",
-		want: []string{`line 4:51: rules[0].resources.overrides["app.kubernetes.io/name"].x: unknown key "x" (known keys: group, resource)`},
-	}, {
-		name: "syntax error",
-		doc:  "rules:\n  - seriesQuery: a\n    metricsQuery: b: c\n",
-		want: []string{`line 3: invalid YAML: mapping values are not allowed in this context`},
-	}, {
-		name: "second document",
-		doc:  "rules: []\n---\nexternalRules: []\n",
-		want: []string{`line 3:1: a rule file holds one YAML document, found a second one`},
-	}, {
-		name: "unknown key in an anchored mapping is reported once",
-		doc: `rules:
+	want: []string{
+		`line 3:5: rules[0].seriesQuery: duplicate key "seriesQuery" (first at line 2)`,
+		`line 4:1: rules: duplicate key "rules" (first at line 1)`,
+	},
+}, {
+	name: "keys must be strings",
+	doc:  "rules:\n  - [a]: b\n    ~: c\n",
+	want: []string{
+		`line 2:5: rules[0]: expected a string key, found a list`,
+		`line 3:5: rules[0]: expected a string key, found null`,
+	},
+}, {
+	name: "odd label names are quoted in paths",
+	doc:  "rules:\n  - resources:\n      overrides:\n        \"app.kubernetes.io/name\": {resource: pod, x: 1}\n",
+	want: []string{`line 4:51: rules[0].resources.overrides["app.kubernetes.io/name"].x: unknown key "x" (known keys: group, resource)`},
+}, {
+	name: "syntax error",
+	doc:  "rules:\n  - seriesQuery: a\n    metricsQuery: b: c\n",
+	want: []string{`line 3: invalid YAML: mapping values are not allowed in this context`},
+}, {
+	name: "second document",
+	doc:  "rules: []\n---\nexternalRules: []\n",
+	want: []string{`line 3:1: a rule file holds one YAML document, found a second one`},
+}, {
+	name: "unknown key in an anchored mapping is reported once",
+	doc: `rules:
   - &base
     seriesQuery: a
     metricsQuerry: b
@@ -176,9 +179,11 @@ rules: []
   - <<: *base
     seriesQuery: c
 `,
-		want: []string{`line 4:5: rules[0].metricsQuerry: unknown key "metricsQuerry" (did you mean "metricsQuery"?)`},
-	}}
-	for _, tt := range tests {
+	want: []string{`line 4:5: rules[0].metricsQuerry: unknown key "metricsQuerry" (did you mean "metricsQuery"?)`},
+}}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tt := range loadErrorTests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := loadErrorLines(t, tt.doc)
 			if !slices.Equal(got, tt.want) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,8 +23,9 @@ import (
 // It resolves names the way the discovery-based mapper of a live cluster does (and so the
 // way prometheus-adapter does): plural, singular and kind all resolve ("pods", "pod",
 // "Pod"); an empty group matches any group; when several groups or versions serve a
-// resource, the core group wins, then groups in alphabetical order, and within a group
-// GA before beta before alpha. Scope (namespaced or cluster) is exact.
+// resource, the core group wins, then groups that have a GA version, then the others
+// (so deployments are apps, not extensions), each in alphabetical order; within a group
+// GA wins over beta, beta over alpha. Scope (namespaced or cluster) is exact.
 //
 // Kinds come from client-go's scheme; the resources served and their scope come from
 // client-go's typed clientset (a resource whose client takes a namespace is namespaced).
@@ -70,12 +72,29 @@ func builtinGroupResources() []*restmapper.APIGroupResources {
 		names = append(names, name)
 		setVersions(g)
 	}
-	slices.Sort(names) // "" (core) sorts first, as discovery lists it
+	// Core first, as discovery lists it; then groups with a GA version before groups
+	// with none (extensions, whose resources moved to apps and networking.k8s.io and
+	// which no supported cluster serves); then by name.
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(
+			cmp.Compare(groupRank(byGroup[a]), groupRank(byGroup[b])),
+			strings.Compare(a, b))
+	})
 	out := make([]*restmapper.APIGroupResources, len(names))
 	for i, name := range names {
 		out[i] = byGroup[name]
 	}
 	return out
+}
+
+func groupRank(g *restmapper.APIGroupResources) int {
+	switch preferred := g.Group.PreferredVersion.Version; {
+	case g.Group.Name == "":
+		return 0
+	case !strings.Contains(preferred, "alpha") && !strings.Contains(preferred, "beta"):
+		return 1
+	}
+	return 2
 }
 
 // setVersions fills the group's version list, most preferred first.

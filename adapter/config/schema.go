@@ -115,7 +115,7 @@ func (w *walker) walk(n *yaml.Node, s *shape, path string) {
 		}
 		w.checked[seen] = true
 	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+	if isNull(n) {
 		return // null is the zero value of every field
 	}
 	switch s.kind {
@@ -170,7 +170,7 @@ func (w *walker) mapping(n *yaml.Node, s *shape, path string) {
 			w.merge(value, s, path)
 			continue
 		}
-		if key.Kind != yaml.ScalarNode {
+		if key.Kind != yaml.ScalarNode || isNull(key) {
 			w.add(key, path, "expected a string key, found %s", describeNode(key))
 			continue
 		}
@@ -214,6 +214,9 @@ func describeNode(n *yaml.Node) string {
 		return "an alias"
 	case yaml.DocumentNode:
 		return "a document"
+	}
+	if isNull(n) {
+		return "null"
 	}
 	return strconv.Quote(n.Value)
 }

@@ -76,109 +76,117 @@ func validationErrorLines(t *testing.T, cfg *Config, mapper meta.RESTMapper) []s
 	return lines
 }
 
-func TestValidate(t *testing.T) {
-	const ext1 = `externalRules[1] (seriesQuery "queue_messages_ready"): `
-	const rule0 = `rules[0] (seriesQuery "{__name__=~\"^http_.*\",namespace!=\"\",pod!=\"\"}"): `
-	tests := []struct {
-		name   string
-		modify func(*Config)
-		want   []string
-	}{
-		{"valid", func(*Config) {}, nil},
-		{"empty config", func(c *Config) { *c = Config{} }, nil},
-		{"empty seriesQuery", func(c *Config) { c.ExternalRules[1].SeriesQuery = " " },
-			[]string{`externalRules[1] (seriesQuery " "): seriesQuery: must not be empty`}},
-		{"filter with both is and isNot", func(c *Config) {
-			c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a"}, {Is: "a", IsNot: "b"}}
-		}, []string{ext1 + `seriesFilters[1]: set exactly one of is and isNot, not both`}},
-		{"filter with neither", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{}} },
-			[]string{ext1 + `seriesFilters[0]: set exactly one of is and isNot`}},
-		{"filter regex does not compile", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{IsNot: "(a"}} },
-			[]string{ext1 + "seriesFilters[0].isNot: invalid regular expression: error parsing regexp: missing closing ): `(a`"}},
-		{"filter regex is RE2", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a(?=b)"}} },
-			[]string{ext1 + "seriesFilters[0].is: invalid regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"}},
-		{"name.matches does not compile", func(c *Config) { c.ExternalRules[1].Name.Matches = "[" },
-			[]string{ext1 + "name.matches: invalid regular expression: error parsing regexp: missing closing ]: `[`"}},
-		{"empty as with one group is fine", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$"} }, nil},
-		{"empty as with two groups", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$"} },
-			[]string{ext1 + "name.as: must be set: name.matches has 2 capture groups, and an empty as only means $0 (no group) or $1 (one group)"}},
-		{"as refers to a missing group", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$", As: "${1}_$3"} },
-			[]string{ext1 + "name.as: refers to capture group $3, but name.matches has only 2 capture groups"}},
-		{"as refers to a group when there is none", func(c *Config) { c.ExternalRules[1].Name = NameMapping{As: "q_$1"} },
-			[]string{ext1 + "name.as: refers to capture group $1, but name.matches has no capture group"}},
-		{"as with $1_text reads a group name", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$", As: "$1_per_second"} },
-			[]string{ext1 + `name.as: refers to capture group "1_per_second", which name.matches does not define; to follow group 1 with text, write ${1}_per_second`}},
-		{"as with named groups and dollars", func(c *Config) {
-			c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_(ready)$", As: "$base_${2}_$$1_$ x"}
-		}, nil},
-		{"template does not parse", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource" },
-			[]string{rule0 + `resources.template: invalid template: resources.template:1: unclosed action`}},
-		{"template without .Resource", func(c *Config) { c.Rules[0].Resources.Template = "kube_<<.Group>>" },
-			[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
-		{"template using .Resource only where it never runs", func(c *Config) { c.Rules[0].Resources.Template = "<<if false>><<.Resource>><<end>>x" },
-			[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
-		{"template fails", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<.Kind>>" },
-			[]string{rule0 + `resources.template: template fails: resources.template:1:18: executing "resources.template" at <.Kind>: can't evaluate field Kind in type schema.GroupResource`}},
-		{"template gives a bad label pattern", func(c *Config) { c.Rules[0].Resources.Template = "(<<.Resource>>" },
-			[]string{rule0 + "resources.template: the label pattern this template gives is not a valid regular expression: error parsing regexp: missing closing ): `^((.+?)$`"}},
-		{"template may call methods of the group-resource", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<if .Empty>>x<<end>>" }, nil},
-		{"unknown override resource", func(c *Config) {
-			c.Rules[0].Resources.Overrides["microservice"] = GroupResource{Group: "apps", Resource: "deploymnt"}
-		}, []string{rule0 + `resources.overrides.microservice: unknown resource "deploymnt" in group "apps"`}},
-		{"core group spelled out", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "core", Resource: "pod"} },
-			[]string{rule0 + `resources.overrides.pod: unknown resource "pod" in group "core" (the core group is written as "" or left out)`}},
-		{"override without resource", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "apps"} },
-			[]string{rule0 + `resources.overrides.pod.resource: must not be empty`}},
-		{"override resource forms", func(c *Config) {
-			c.Rules[0].Resources.Overrides = map[string]GroupResource{
-				"a": {Resource: "pods"}, "b": {Resource: "Pod"}, "c": {Resource: "deployment"},
-				"d": {Group: "apps", Resource: "deployments"}, "e": {Resource: "nodes"},
-			}
-		}, nil},
-		{"empty metricsQuery", func(c *Config) { c.ExternalRules[1].MetricsQuery = "" },
-			[]string{ext1 + `metricsQuery: must not be empty`}},
-		{"metricsQuery does not parse", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
-			[]string{ext1 + `metricsQuery: invalid template: metricsQuery:1: unexpected "}" in operand`}},
-		{"metricsQuery with {{ }} is plain text", func(c *Config) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" }, nil},
-		{"namespaced external rule maps no namespace", func(c *Config) {
-			c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"pod": {Resource: "pod"}}}
-		}, []string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
-		{"explicitly namespaced external rule maps no namespace", func(c *Config) { c.ExternalRules[1].Resources.Namespaced = ptr(true) },
-			[]string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
+const (
+	ext1  = `externalRules[1] (seriesQuery "queue_messages_ready"): `
+	rule0 = `rules[0] (seriesQuery "{__name__=~\"^http_.*\",namespace!=\"\",pod!=\"\"}"): `
+)
 
-		{"external rule maps namespaces through an override", func(c *Config) {
-			c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"kube_namespace": {Resource: "Namespace"}}}
-		}, nil},
-		{"external rule maps namespaces through a template", func(c *Config) {
-			c.ExternalRules[1].Resources = ResourceMapping{Template: "<<.Resource>>", Namespaced: ptr(true)}
-		}, nil},
-		{"custom rule needs no namespace label", func(c *Config) { c.Rules[0].Resources.Overrides = map[string]GroupResource{"node": {Resource: "node"}} }, nil},
-		{"resource rules", func(c *Config) {
-			c.ResourceRules.Window = 0
-			c.ResourceRules.CPU.ContainerQuery = ""
-			c.ResourceRules.CPU.NodeQuery = "<<"
-			c.ResourceRules.Memory.ContainerLabel = ""
-			c.ResourceRules.Memory.Resources = ResourceMapping{Template: "<<.Group>>", Overrides: map[string]GroupResource{"n": {Resource: "nods"}}}
-		}, []string{
-			`resourceRules: window: must be greater than zero, e.g. 5m`,
-			`resourceRules.cpu: containerQuery: must not be empty`,
-			`resourceRules.cpu: nodeQuery: invalid template: nodeQuery:1: unclosed action`,
-			`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
-			`resourceRules.memory: resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`,
-			`resourceRules.memory: resources.overrides.n: unknown resource "nods"`,
-		}},
-		{"resource rules present but empty", func(c *Config) { c.ResourceRules = &ResourceRules{} }, []string{
-			`resourceRules: window: must be greater than zero, e.g. 5m`,
-			`resourceRules.cpu: containerQuery: must not be empty`,
-			`resourceRules.cpu: nodeQuery: must not be empty`,
-			`resourceRules.cpu: containerLabel: must not be empty, e.g. container`,
-			`resourceRules.memory: containerQuery: must not be empty`,
-			`resourceRules.memory: nodeQuery: must not be empty`,
-			`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
-		}},
-	}
+// validateTests change validConfig() and list every problem Validate must report.
+var validateTests = []struct {
+	name   string
+	modify func(*Config)
+	want   []string
+}{
+	{"valid", func(*Config) {}, nil},
+	{"empty config", func(c *Config) { *c = Config{} }, nil},
+	{"empty seriesQuery", func(c *Config) { c.ExternalRules[1].SeriesQuery = " " },
+		[]string{`externalRules[1] (seriesQuery " "): seriesQuery: must not be empty`}},
+	{"filter with both is and isNot", func(c *Config) {
+		c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a"}, {Is: "a", IsNot: "b"}}
+	}, []string{ext1 + `seriesFilters[1]: set exactly one of is and isNot, not both`}},
+	{"filter with neither", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{}} },
+		[]string{ext1 + `seriesFilters[0]: set exactly one of is and isNot`}},
+	{"filter regex does not compile", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{IsNot: "(a"}} },
+		[]string{ext1 + "seriesFilters[0].isNot: invalid regular expression: error parsing regexp: missing closing ): `(a`"}},
+	{"filter regex is RE2", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a(?=b)"}} },
+		[]string{ext1 + "seriesFilters[0].is: invalid regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"}},
+	{"name.matches does not compile", func(c *Config) { c.ExternalRules[1].Name.Matches = "[" },
+		[]string{ext1 + "name.matches: invalid regular expression: error parsing regexp: missing closing ]: `[`"}},
+	{"empty as with one group is fine", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$"} }, nil},
+	{"empty as with two groups", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$"} },
+		[]string{ext1 + "name.as: must be set: name.matches has 2 capture groups, and an empty as only means $0 (no group) or $1 (one group)"}},
+	{"as refers to a missing group", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$", As: "${1}_$3"} },
+		[]string{ext1 + "name.as: refers to capture group $3, but name.matches has only 2 capture groups"}},
+	{"as refers to a group when there is none", func(c *Config) { c.ExternalRules[1].Name = NameMapping{As: "q_$1"} },
+		[]string{ext1 + "name.as: refers to capture group $1, but name.matches has no capture group"}},
+	{"as with $1_text reads a group name", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$", As: "$1_per_second"} },
+		[]string{ext1 + `name.as: refers to capture group "1_per_second", which name.matches does not define; to follow group 1 with text, write ${1}_per_second`}},
+	{"as with $name_text reads a longer name", func(c *Config) {
+		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_ready$", As: "$base_ready"}
+	}, []string{ext1 + `name.as: refers to capture group "base_ready", which name.matches does not define`}},
+	{"as with named groups and dollars", func(c *Config) {
+		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_(ready)$", As: "${base}_${2}_$$1_$ x"}
+	}, nil},
+	{"template does not parse", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource" },
+		[]string{rule0 + `resources.template: invalid template: resources.template:1: unclosed action`}},
+	{"template without .Resource", func(c *Config) { c.Rules[0].Resources.Template = "kube_<<.Group>>" },
+		[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
+	{"template using .Resource only where it never runs", func(c *Config) { c.Rules[0].Resources.Template = "<<if false>><<.Resource>><<end>>x" },
+		[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
+	{"template fails", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<.Kind>>" },
+		[]string{rule0 + `resources.template: template fails: resources.template:1:15: executing "resources.template" at <.Kind>: can't evaluate field Kind in type schema.GroupResource`}},
+	{"template gives a bad label pattern", func(c *Config) { c.Rules[0].Resources.Template = "(<<.Resource>>" },
+		[]string{rule0 + "resources.template: the label pattern this template gives is not a valid regular expression: error parsing regexp: missing closing ): `^((.+?)$`"}},
+	{"template may call methods of the group-resource", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<if .Empty>>x<<end>>" }, nil},
+	{"unknown override resource", func(c *Config) {
+		c.Rules[0].Resources.Overrides["microservice"] = GroupResource{Group: "apps", Resource: "deploymnt"}
+	}, []string{rule0 + `resources.overrides.microservice: unknown resource "deploymnt" in group "apps"`}},
+	{"core group spelled out", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "core", Resource: "pod"} },
+		[]string{rule0 + `resources.overrides.pod: unknown resource "pod" in group "core" (the core group is written as "" or left out)`}},
+	{"override without resource", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "apps"} },
+		[]string{rule0 + `resources.overrides.pod.resource: must not be empty`}},
+	{"override resource forms", func(c *Config) {
+		c.Rules[0].Resources.Overrides = map[string]GroupResource{
+			"a": {Resource: "pods"}, "b": {Resource: "Pod"}, "c": {Resource: "deployment"},
+			"d": {Group: "apps", Resource: "deployments"}, "e": {Resource: "nodes"},
+		}
+	}, nil},
+	{"empty metricsQuery", func(c *Config) { c.ExternalRules[1].MetricsQuery = "" },
+		[]string{ext1 + `metricsQuery: must not be empty`}},
+	{"metricsQuery does not parse", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
+		[]string{ext1 + `metricsQuery: invalid template: metricsQuery:1: bad character U+007D '}'`}},
+	{"metricsQuery with {{ }} is plain text", func(c *Config) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" }, nil},
+	{"namespaced external rule maps no namespace", func(c *Config) {
+		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"pod": {Resource: "pod"}}}
+	}, []string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
+	{"explicitly namespaced external rule maps no namespace", func(c *Config) { c.ExternalRules[1].Resources.Namespaced = ptr(true) },
+		[]string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
+
+	{"external rule maps namespaces through an override", func(c *Config) {
+		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"kube_namespace": {Resource: "Namespace"}}}
+	}, nil},
+	{"external rule maps namespaces through a template", func(c *Config) {
+		c.ExternalRules[1].Resources = ResourceMapping{Template: "<<.Resource>>", Namespaced: ptr(true)}
+	}, nil},
+	{"custom rule needs no namespace label", func(c *Config) { c.Rules[0].Resources.Overrides = map[string]GroupResource{"node": {Resource: "node"}} }, nil},
+	{"resource rules", func(c *Config) {
+		c.ResourceRules.Window = 0
+		c.ResourceRules.CPU.ContainerQuery = ""
+		c.ResourceRules.CPU.NodeQuery = "<<"
+		c.ResourceRules.Memory.ContainerLabel = ""
+		c.ResourceRules.Memory.Resources = ResourceMapping{Template: "<<.Group>>", Overrides: map[string]GroupResource{"n": {Resource: "nods"}}}
+	}, []string{
+		`resourceRules: window: must be greater than zero, e.g. 5m`,
+		`resourceRules.cpu: containerQuery: must not be empty`,
+		`resourceRules.cpu: nodeQuery: invalid template: nodeQuery:1: unclosed action`,
+		`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
+		`resourceRules.memory: resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`,
+		`resourceRules.memory: resources.overrides.n: unknown resource "nods"`,
+	}},
+	{"resource rules present but empty", func(c *Config) { c.ResourceRules = &ResourceRules{} }, []string{
+		`resourceRules: window: must be greater than zero, e.g. 5m`,
+		`resourceRules.cpu: containerQuery: must not be empty`,
+		`resourceRules.cpu: nodeQuery: must not be empty`,
+		`resourceRules.cpu: containerLabel: must not be empty, e.g. container`,
+		`resourceRules.memory: containerQuery: must not be empty`,
+		`resourceRules.memory: nodeQuery: must not be empty`,
+		`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
+	}},
+}
+
+func TestValidate(t *testing.T) {
 	mapper := DefaultRESTMapper()
-	for _, tt := range tests {
+	for _, tt := range validateTests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := validConfig()
 			tt.modify(cfg)
@@ -242,7 +250,7 @@ func TestNormalize(t *testing.T) {
 		{GroupResource{Group: "apps", Resource: "deployment"}, schema.GroupResource{Group: "apps", Resource: "deployments"}, false},
 		{GroupResource{Resource: "events"}, schema.GroupResource{Resource: "events"}, false},
 		{GroupResource{Group: "events.k8s.io", Resource: "event"}, schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, false},
-		{GroupResource{Group: "extensions", Resource: "deployment"}, schema.GroupResource{}, true},
+		{GroupResource{Group: "apps", Resource: "pods"}, schema.GroupResource{}, true},
 		{GroupResource{Resource: "widgets"}, schema.GroupResource{}, true},
 	}
 	for _, tt := range tests {
