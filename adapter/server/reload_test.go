@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+)
+
+const rulesV1 = `
+externalRules:
+- seriesQuery: 'queue_messages_ready'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+`
+
+const rulesV2 = `
+externalRules:
+- seriesQuery: 'queue_messages_ready'
+  resources: {namespaced: false}
+  name: {as: "queue_depth"}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+`
+
+const rulesInvalid = `
+externalRules:
+- seriesQuery: 'queue_messages_ready'
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+  unknownKey: true
+`
+
+func TestReloadReplacesOnlyValidFiles(t *testing.T) {
+	mapper := config.DefaultRESTMapper()
+	client := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
+		"queue_messages_ready": {{Name: "queue_messages_ready", Labels: map[string]string{"queue": "a"}}},
+	}}
+	reg := prometheus.NewRegistry()
+	disc, err := discovery.New(discovery.Options{Client: client, Scope: discovery.MapperScope{Mapper: mapper}, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write := func(s string) {
+		t.Helper()
+		// Replace by rename, as a ConfigMap volume update does.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(rulesV1)
+	set, err := ruleset.ParseFile(path, mapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc.SetRules(set.Rules)
+	ctx := context.Background()
+	if err := disc.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newReloader(path, set.Hash, mapper, disc, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serves := func(metric string) bool {
+		_, ok := disc.Registry().External(metric)
+		return ok
+	}
+	if r.check(ctx) {
+		t.Fatal("unchanged file reloaded")
+	}
+
+	write(rulesInvalid)
+	if r.check(ctx) {
+		t.Fatal("invalid file put in service")
+	}
+	if !serves("queue_messages_ready") || testutil.ToFloat64(r.lastOK) != 0 || testutil.ToFloat64(r.reloads.WithLabelValues("failure")) != 1 {
+		t.Fatalf("after invalid file: old rules must serve and the failure be counted (lastOK %v)", testutil.ToFloat64(r.lastOK))
+	}
+	if r.check(ctx) || testutil.ToFloat64(r.reloads.WithLabelValues("failure")) != 1 {
+		t.Fatal("the same invalid file was processed twice")
+	}
+
+	write(rulesV2)
+	if !r.check(ctx) {
+		t.Fatal("valid new file not put in service")
+	}
+	if !serves("queue_depth") || serves("queue_messages_ready") {
+		t.Fatalf("after valid file: registry = %v", disc.Registry().ExternalMetrics())
+	}
+	if testutil.ToFloat64(r.lastOK) != 1 || testutil.ToFloat64(r.reloads.WithLabelValues("success")) != 1 {
+		t.Fatal("success not recorded")
+	}
+}
+
