@@ -103,4 +103,3 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 		t.Fatal("success not recorded")
 	}
 }
-
