@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
 
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -37,11 +39,21 @@ func cpu(q string) corev1.ResourceList {
 
 func TestRESTPodResources(t *testing.T) {
 	ts := time.Unix(5000, 0)
-	cs := metricsfake.NewSimpleClientset(
-		podMetrics("a", ts, map[string]corev1.ResourceList{"app": cpu("200m"), "sidecar": cpu("50m")}),
-		podMetrics("b", ts, map[string]corev1.ResourceList{"app": cpu("1"), "sidecar": {}}),
-		podMetrics("c", ts, nil),
-	)
+	items := []metricsv1beta1.PodMetrics{
+		*podMetrics("a", ts, map[string]corev1.ResourceList{"app": cpu("200m"), "sidecar": cpu("50m")}),
+		*podMetrics("b", ts, map[string]corev1.ResourceList{"app": cpu("1"), "sidecar": {}}),
+		*podMetrics("c", ts, nil),
+	}
+	cs := &metricsfake.Clientset{}
+	// The fake's tracker files PodMetrics under "podmetricses"; the API
+	// serves them as "pods", so answer the list directly.
+	cs.AddReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		l := &metricsv1beta1.PodMetricsList{}
+		if a.GetNamespace() == "ns" {
+			l.Items = items
+		}
+		return true, l, nil
+	})
 	c := metrics.NewREST(cs.MetricsV1beta1(), nil, nil)
 	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
 	cases := []struct {
