@@ -117,8 +117,18 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	o.Base.WithCustomMetrics(prov)
-	o.Base.WithExternalMetrics(prov)
+	// As with prometheus-adapter, an API group is served only when the rule file
+	// has rules for it; a reload cannot add a group, which needs a restart.
+	custom, external := countRules(c.rules)
+	if custom > 0 {
+		o.Base.WithCustomMetrics(prov)
+	}
+	if external > 0 {
+		o.Base.WithExternalMetrics(prov)
+	}
+	if custom == 0 && external == 0 {
+		return errors.New("the rule file has neither rules nor externalRules: nothing to serve")
+	}
 	apiConfig, err := o.Base.Config()
 	if err != nil {
 		return err
@@ -147,14 +157,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 
 // logRuleSet logs what a rule set serves and what it does not.
 func logRuleSet(logger klog.Logger, set *ruleset.Set) {
-	custom, external := 0, 0
-	for _, r := range set.Rules {
-		if r.Kind() == naming.Custom {
-			custom++
-		} else {
-			external++
-		}
-	}
+	custom, external := countRules(set)
 	logger.Info("Loaded rule file", "customRules", custom, "externalRules", external, "sha256", set.Hash)
 	for _, w := range set.Warnings {
 		logger.Info("Rule file warning", "warning", w.Error())
@@ -162,4 +165,16 @@ func logRuleSet(logger klog.Logger, set *ruleset.Set) {
 	if set.Config.ResourceRules != nil {
 		logger.Info("resourceRules are validated but not served yet: metrics.k8s.io support arrives in a later release")
 	}
+}
+
+// countRules counts the custom and external rules of set.
+func countRules(set *ruleset.Set) (custom, external int) {
+	for _, r := range set.Rules {
+		if r.Kind() == naming.Custom {
+			custom++
+		} else {
+			external++
+		}
+	}
+	return custom, external
 }
