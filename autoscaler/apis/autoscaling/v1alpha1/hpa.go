@@ -1,0 +1,75 @@
+package v1alpha1
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+)
+
+// The conversions below are plain field copies: AutoscalerSpec and
+// AutoscalerStatus have exactly the fields of their autoscaling/v2
+// counterparts (a test fails when k8s.io/api adds one). Every function deep
+// copies, so its result shares no memory with its argument and callers may
+// mutate either freely (informer cache objects included). None of them
+// defaults or validates: a nil MinReplicas stays nil, an empty Metrics stays
+// empty.
+
+// HPASpec returns the autoscaler's spec as an autoscaling/v2
+// HorizontalPodAutoscalerSpec, for code that evaluates HPAs and Autoscalers
+// alike.
+func (a *Autoscaler) HPASpec() autoscalingv2.HorizontalPodAutoscalerSpec {
+	return ToHPASpec(&a.Spec)
+}
+
+// ToHPASpec converts an AutoscalerSpec to the equal
+// HorizontalPodAutoscalerSpec. in must not be nil.
+func ToHPASpec(in *AutoscalerSpec) autoscalingv2.HorizontalPodAutoscalerSpec {
+	in = in.DeepCopy()
+	return autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: in.ScaleTargetRef,
+		MinReplicas:    in.MinReplicas,
+		MaxReplicas:    in.MaxReplicas,
+		Metrics:        in.Metrics,
+		Behavior:       in.Behavior,
+	}
+}
+
+// FromHPASpec converts a HorizontalPodAutoscalerSpec to the equal
+// AutoscalerSpec. in must not be nil.
+func FromHPASpec(in *autoscalingv2.HorizontalPodAutoscalerSpec) AutoscalerSpec {
+	in = in.DeepCopy()
+	return AutoscalerSpec{
+		ScaleTargetRef: in.ScaleTargetRef,
+		MinReplicas:    in.MinReplicas,
+		MaxReplicas:    in.MaxReplicas,
+		Metrics:        in.Metrics,
+		Behavior:       in.Behavior,
+	}
+}
+
+// ToHPAStatus converts an AutoscalerStatus to the equal
+// HorizontalPodAutoscalerStatus. in must not be nil.
+func ToHPAStatus(in *AutoscalerStatus) autoscalingv2.HorizontalPodAutoscalerStatus {
+	in = in.DeepCopy()
+	return autoscalingv2.HorizontalPodAutoscalerStatus{
+		ObservedGeneration: in.ObservedGeneration,
+		LastScaleTime:      in.LastScaleTime,
+		CurrentReplicas:    in.CurrentReplicas,
+		DesiredReplicas:    in.DesiredReplicas,
+		CurrentMetrics:     in.CurrentMetrics,
+		Conditions:         in.Conditions,
+	}
+}
+
+// FromHPAStatus converts a HorizontalPodAutoscalerStatus to the equal
+// AutoscalerStatus. in must not be nil.
+func FromHPAStatus(in *autoscalingv2.HorizontalPodAutoscalerStatus) AutoscalerStatus {
+	in = in.DeepCopy()
+	return AutoscalerStatus{
+		ObservedGeneration: in.ObservedGeneration,
+		LastScaleTime:      in.LastScaleTime,
+		CurrentReplicas:    in.CurrentReplicas,
+		DesiredReplicas:    in.DesiredReplicas,
+		CurrentMetrics:     in.CurrentMetrics,
+		Conditions:         in.Conditions,
+	}
+}
+

@@ -1,0 +1,152 @@
+package v1alpha1
+
+import (
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Autoscaler scales the workload named by spec.scaleTargetRef through its
+// /scale subresource, from metrics read through the standard metrics APIs
+// (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io). Its spec
+// and status are field for field those of an autoscaling/v2
+// HorizontalPodAutoscaler, and its decisions are those kube-controller-manager
+// would make for the same HPA.
+//
+// Schema bounds and enums of the fields nested in the HPA types (which come
+// from k8s.io/api and carry no kubebuilder markers) are added to the CRD by
+// hack/update-codegen.sh from manifests/autoscaler/crd-schema-patch.yaml; the
+// cross-field rules are the CEL rules below and on AutoscalerSpec.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=eas,categories={all,ebbflow,autoscaling}
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.scaleTargetRef.kind`,description="Kind of the scale target"
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.scaleTargetRef.name`,description="Name of the scale target"
+// +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.spec.minReplicas`,description="Lower replica limit (1 when empty)"
+// +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.maxReplicas`,description="Upper replica limit"
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`,description="Replicas the target had at the last evaluation"
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`,description="Replicas last decided"
+// +kubebuilder:printcolumn:name="Metric",type=string,JSONPath=`.spec.metrics[0].type`,description="Type of the first metric (a column cannot list them all; see status.currentMetrics)",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Autoscaler struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired behaviour of the autoscaler: an autoscaling/v2
+	// HorizontalPodAutoscaler spec.
+	// +required
+	Spec AutoscalerSpec `json:"spec"`
+
+	// status is the state last observed by the autoscaler: an autoscaling/v2
+	// HorizontalPodAutoscaler status. Written only through the status
+	// subresource.
+	// +optional
+	Status AutoscalerStatus `json:"status,omitempty"`
+}
+
+// AutoscalerSpec is field for field autoscaling/v2 HorizontalPodAutoscalerSpec
+// (same names, types, JSON and defaults), so that an HPA spec can be pasted
+// unchanged. HPASpec and FromHPASpec convert without loss.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="maxReplicas must be greater than or equal to minReplicas",fieldPath=".maxReplicas",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".minReplicas",reason=FieldValueInvalid
+type AutoscalerSpec struct {
+	// scaleTargetRef points to the target resource to scale (any resource
+	// with a /scale subresource), whose pods are the ones metrics are
+	// collected for and whose replica count is changed.
+	// +required
+	ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
+
+	// minReplicas is the lower limit for the number of replicas to which the
+	// autoscaler can scale down. It defaults to 1 pod. It may be 0 when at
+	// least one Object or External metric is configured; scaling is then
+	// active as long as at least one metric value is available.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the upper limit for the number of replicas to which the
+	// autoscaler can scale up. It cannot be less than minReplicas.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	MaxReplicas int32 `json:"maxReplicas"`
+
+	// metrics are the metrics the desired replica count is computed from
+	// (the largest count over all metrics wins). If not set, the default is
+	// 80% average CPU utilization.
+	// +listType=atomic
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate exactly the metric source named by type (resource, containerResource, pods, object or external)"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || self.resource.target.type in ['Utilization', 'AverageValue']",message="resource metrics support the target types Utilization and AverageValue"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || self.containerResource.target.type in ['Utilization', 'AverageValue']",message="containerResource metrics support the target types Utilization and AverageValue"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.pods) || self.pods.target.type == 'AverageValue'",message="pods metrics support only the target type AverageValue"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.object) || self.object.target.type in ['Value', 'AverageValue']",message="object metrics support the target types Value and AverageValue"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.external) || self.external.target.type in ['Value', 'AverageValue']",message="external metrics support the target types Value and AverageValue"
+	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+
+	// behavior configures the scaling behavior of the target in both the up
+	// and the down direction (scaleUp and scaleDown). If not set, the
+	// default HPAScalingRules for scale up and scale down are used.
+	// +optional
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+}
+
+// AutoscalerStatus is field for field autoscaling/v2
+// HorizontalPodAutoscalerStatus. FromHPAStatus and ToHPAStatus convert
+// without loss.
+type AutoscalerStatus struct {
+	// observedGeneration is the most recent generation observed by this
+	// autoscaler.
+	// +optional
+	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+
+	// lastScaleTime is the last time the autoscaler changed the number of
+	// replicas of the target.
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+
+	// currentReplicas is the number of replicas of the target as last seen
+	// by the autoscaler.
+	// +optional
+	CurrentReplicas int32 `json:"currentReplicas,omitempty"`
+
+	// desiredReplicas is the number of replicas of the target as last
+	// calculated by the autoscaler.
+	// +required
+	DesiredReplicas int32 `json:"desiredReplicas"`
+
+	// currentMetrics is the last read state of the metrics used by this
+	// autoscaler, in the order of spec.metrics.
+	// +listType=atomic
+	// +optional
+	CurrentMetrics []autoscalingv2.MetricStatus `json:"currentMetrics,omitempty"`
+
+	// conditions is the set of conditions required for this autoscaler to
+	// scale its target, and whether those conditions are met (AbleToScale,
+	// ScalingActive, ScalingLimited).
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	// +optional
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// AutoscalerList is a list of Autoscalers.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type AutoscalerList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items is the list of Autoscalers.
+	Items []Autoscaler `json:"items"`
+}
