@@ -72,4 +72,3 @@ func FromHPAStatus(in *autoscalingv2.HorizontalPodAutoscalerStatus) AutoscalerSt
 		Conditions:         in.Conditions,
 	}
 }
-
