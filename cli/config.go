@@ -34,7 +34,7 @@ built-in Kubernetes resources and prints all problems at once, then any warnings
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
 			printWarnings(cmd.OutOrStdout(), set.Warnings)
-			custom, external := countRules(set)
+			custom, external := set.Counts()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d custom rules, %d external rules", args[0], custom, external)
 			if set.Config.ResourceRules != nil {
 				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (not served yet)")
@@ -75,17 +75,6 @@ requested namespace and object names.`,
 	}
 	cmd.Flags().StringArrayVar(&series, "series", nil, `a series as name{label="value",...}; repeatable`)
 	return cmd
-}
-
-func countRules(set *ruleset.Set) (custom, external int) {
-	for _, r := range set.Rules {
-		if r.Kind() == naming.Custom {
-			custom++
-		} else {
-			external++
-		}
-	}
-	return custom, external
 }
 
 func printWarnings(w io.Writer, warnings []config.FieldError) {

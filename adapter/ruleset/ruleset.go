@@ -63,3 +63,15 @@ func ParseFile(path string, mapper meta.RESTMapper) (*Set, error) {
 	}
 	return Parse(data, mapper)
 }
+
+// Counts returns the number of custom and external rules.
+func (s *Set) Counts() (custom, external int) {
+	for _, r := range s.Rules {
+		if r.Kind() == naming.Custom {
+			custom++
+		} else {
+			external++
+		}
+	}
+	return custom, external
+}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
@@ -119,7 +118,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	}
 	// As with prometheus-adapter, an API group is served only when the rule file
 	// has rules for it; a reload cannot add a group, which needs a restart.
-	custom, external := countRules(c.rules)
+	custom, external := c.rules.Counts()
 	if custom > 0 {
 		o.Base.WithCustomMetrics(prov)
 	}
@@ -157,7 +156,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 
 // logRuleSet logs what a rule set serves and what it does not.
 func logRuleSet(logger klog.Logger, set *ruleset.Set) {
-	custom, external := countRules(set)
+	custom, external := set.Counts()
 	logger.Info("Loaded rule file", "customRules", custom, "externalRules", external, "sha256", set.Hash)
 	for _, w := range set.Warnings {
 		logger.Info("Rule file warning", "warning", w.Error())
@@ -165,16 +164,4 @@ func logRuleSet(logger klog.Logger, set *ruleset.Set) {
 	if set.Config.ResourceRules != nil {
 		logger.Info("resourceRules are validated but not served yet: metrics.k8s.io support arrives in a later release")
 	}
-}
-
-// countRules counts the custom and external rules of set.
-func countRules(set *ruleset.Set) (custom, external int) {
-	for _, r := range set.Rules {
-		if r.Kind() == naming.Custom {
-			custom++
-		} else {
-			external++
-		}
-	}
-	return custom, external
 }
