@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# Builds the pinned tools of the local cluster and the code generators from Go
+# modules and caches them by version, so that a second run builds nothing.
+#
+#   hack/build-tools.sh [--force] [--print-paths] [TOOL...]
+#
+# Without TOOL, builds every tool of the default set (see --list). Versions
+# come from hack/tools/versions.env; the modules that pin them (with go.sum)
+# live under hack/tools/. A tool NAME at VERSION is cached in
+#
+#   $EBBFLOW_TOOLS_CACHE/NAME-VERSION/      (default: <repo>/.cache/tools)
+#
+# and linked from $EBBFLOW_TOOLS_CACHE/bin/. Progress goes to stderr. With
+# --print-paths, stdout gets one KEY=VALUE line per path of the tools asked
+# for, for scripts and Go code to read.
+#
+# Environment: EBBFLOW_TOOLS_CACHE (cache root), EBBFLOW_TOOLS_BUILD_P (go
+# build -p, default 1), EBBFLOW_TOOLS_NICE (nice level, default 10).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+TOOLS_SRC="${ROOT}/hack/tools"
+CACHE="${EBBFLOW_TOOLS_CACHE:-${ROOT}/.cache/tools}"
+BUILD_P="${EBBFLOW_TOOLS_BUILD_P:-1}"
+NICE="${EBBFLOW_TOOLS_NICE:-10}"
+
+# shellcheck source=tools/versions.env
+source "${TOOLS_SRC}/versions.env"
+
+DEFAULT_TOOLS=(kube-apiserver kube-controller-manager etcd kwok kustomize controller-gen code-generator)
+EXTRA_TOOLS=(kube-scheduler)
+
+CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
+  informer-gen lister-gen register-gen validation-gen)
+
+# The kwok stages that make nodes Ready (and keep them so) and pods Running and
+# Ready within seconds; kwok refuses to start without stages.
+KWOK_STAGE_DIRS=(node/fast node/heartbeat pod/fast)
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "build-tools: error: $*"; exit 1; }
+
+usage() {
+  sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+  printf '\nTools: %s (default), %s (on request).\n' "${DEFAULT_TOOLS[*]}" "${EXTRA_TOOLS[*]}"
+}
+
+# describe NAME sets, for tool NAME:
+#   MOD       module directory under hack/tools
+#   MODPATH   the module that MOD requires at VERSION
+#   VERSION   from versions.env
+#   PKGS      main packages to build
+#   BINS      binaries they produce, in the same order
+#   ESTIMATE  rough cold build time on 2 cores
+#   LDX       extra -ldflags (-X ...)
+describe() {
+  LDX=""
+  case "$1" in
+  kube-apiserver | kube-controller-manager | kube-scheduler)
+    MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
+    PKGS=("k8s.io/kubernetes/cmd/$1") BINS=("$1")
+    case "$1" in
+    kube-apiserver) ESTIMATE="~4-7 min" ;;
+    kube-controller-manager) ESTIMATE="~2-6 min, less after kube-apiserver" ;;
+    *) ESTIMATE="~1-3 min, less after kube-apiserver" ;;
+    esac
+    ;;
+  etcd)
+    MOD=etcd MODPATH=go.etcd.io/etcd/server/v3 VERSION="${ETCD_VERSION}"
+    PKGS=(go.etcd.io/etcd/server/v3) BINS=(etcd) ESTIMATE="~1 min"
+    ;;
+  kwok)
+    MOD=kwok MODPATH=sigs.k8s.io/kwok VERSION="${KWOK_VERSION}"
+    PKGS=(sigs.k8s.io/kwok/cmd/kwok) BINS=(kwok) ESTIMATE="~3-5 min"
+    LDX="-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}"
+    ;;
+  kustomize)
+    MOD=kustomize MODPATH=sigs.k8s.io/kustomize/kustomize/v5 VERSION="${KUSTOMIZE_VERSION}"
+    PKGS=(sigs.k8s.io/kustomize/kustomize/v5) BINS=(kustomize) ESTIMATE="~1 min"
+    ;;
+  controller-gen)
+    MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"
+    PKGS=(sigs.k8s.io/controller-tools/cmd/controller-gen) BINS=(controller-gen) ESTIMATE="~1 min"
+    LDX="-X sigs.k8s.io/controller-tools/pkg/version.version=${CONTROLLER_TOOLS_VERSION}"
+    ;;
+  code-generator)
+    MOD=codegen MODPATH=k8s.io/code-generator VERSION="${CODE_GENERATOR_VERSION}"
+    PKGS=() BINS=("${CODE_GENERATORS[@]}") ESTIMATE="~1 min, less after controller-gen"
+    local g
+    for g in "${CODE_GENERATORS[@]}"; do PKGS+=("k8s.io/code-generator/cmd/${g}"); done
+    ;;
+  *) return 1 ;;
+  esac
+}
+
+# required_version MOD MODPATH prints the version of MODPATH that
+# hack/tools/MOD/go.mod requires, without running the go command.
+required_version() {
+  awk -v m="$2" '
+    $1 == "require" { $1 = ""; $0 = substr($0, 2) }
+    $1 == m && $2 ~ /^v/ { print $2; exit }
+  ' "${TOOLS_SRC}/$1/go.mod"
+}
+
+# go_in MOD ARGS... runs the go command in module MOD, isolated from any
+# workspace, with the local toolchain only (fetching a newer one is a download
+# of a prebuilt binary, which this project does not do).
+go_in() {
+  local mod="$1"
+  shift
+  (cd "${TOOLS_SRC}/${mod}" &&
+    GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly -buildvcs=false" \
+      nice -n "${NICE}" go "$@")
+}
+
+kube_ldflags() {
+  local date minor="${KUBERNETES_VERSION#v1.}"
+  minor="${minor%%.*}"
+  date=$(go_in kube list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes) ||
+    die "cannot read the release time of k8s.io/kubernetes ${KUBERNETES_VERSION}"
+  local pkg key val out=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    for key in gitVersion gitMajor gitMinor buildDate; do
+      case "${key}" in
+      gitVersion) val="${KUBERNETES_VERSION}" ;;
+      gitMajor) val=1 ;;
+      gitMinor) val="${minor}" ;;
+      buildDate) val="${date}" ;;
+      esac
+      out+=" -X ${pkg}.${key}=${val}"
+    done
+  done
+  printf '%s' "${out# }"
+}
+
+fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+is_complete() {
+  local dir="$1" name="$2" b
+  for b in "${BINS[@]}"; do [[ -x "${dir}/${b}" ]] || return 1; done
+  if [[ "${name}" == kwok ]]; then [[ -s "${dir}/stages.yaml" ]] || return 1; fi
+  [[ -f "${dir}/BUILD-INFO" ]]
+}
+
+# copy_kwok_stages DIR copies the stage YAMLs shipped in the kwok module into
+# DIR/stages/ and concatenates them into DIR/stages.yaml (one --config).
+copy_kwok_stages() {
+  local dir="$1" src f n=0
+  src=$(go_in kwok list -m -f '{{.Dir}}' sigs.k8s.io/kwok) && [[ -d "${src}" ]] ||
+    die "kwok module source not found in the module cache"
+  mkdir -p "${dir}/stages"
+  : >"${dir}/stages.yaml"
+  for d in "${KWOK_STAGE_DIRS[@]}"; do
+    for f in "${src}/kustomize/stage/${d}"/*.yaml; do
+      [[ -e "${f}" && "$(basename "${f}")" != kustomization.yaml ]] || continue
+      install -m 0644 "${f}" "${dir}/stages/$(basename "${f}")"
+      { [[ ${n} -eq 0 ]] || echo '---'; cat "${f}"; } >>"${dir}/stages.yaml"
+      n=$((n + 1))
+    done
+  done
+  [[ ${n} -gt 0 ]] || die "no stage YAMLs found under ${src}/kustomize/stage"
+  log "  copied ${n} kwok stages into stages/ and stages.yaml"
+}
+
+# build NAME builds tool NAME unless its cache entry is complete.
+build() {
+  local name="$1"
+  describe "${name}" || die "unknown tool '${name}' (try --list)"
+  local pinned
+  pinned=$(required_version "${MOD}" "${MODPATH}")
+  [[ "${pinned}" == "${VERSION}" ]] ||
+    die "${name}: hack/tools/versions.env says ${VERSION} but hack/tools/${MOD}/go.mod requires ${MODPATH} ${pinned:-(nothing)}"
+
+  local dir="${CACHE}/${name}-${VERSION}" lock
+  mkdir -p "${CACHE}/bin"
+  # One builder per tool at a time; a second one waits, then finds it cached.
+  exec {lock}>"${CACHE}/.${name}.lock"
+  flock "${lock}"
+  if [[ "${FORCE}" == 0 ]] && is_complete "${dir}" "${name}"; then
+    log "${name} ${VERSION}: cached"
+  else
+    log "building ${name} ${VERSION} (takes ${ESTIMATE} on 2 cores)…"
+    local start tmp ldx="${LDX}" out
+    start=$(date +%s)
+    tmp=$(mktemp -d "${CACHE}/.${name}-${VERSION}.XXXXXX")
+    chmod 0755 "${tmp}"
+    # shellcheck disable=SC2064 # expand tmp now
+    trap "rm -rf '${tmp}'" EXIT
+    [[ "${MOD}" != kube ]] || ldx="$(kube_ldflags)"
+    if [[ ${#PKGS[@]} -eq 1 ]]; then out="${tmp}/${BINS[0]}"; else out="${tmp}/"; fi
+    go_in "${MOD}" build -p "${BUILD_P}" -trimpath -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${PKGS[@]}" ||
+      die "go build of ${name} ${VERSION} failed (output above)"
+    [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}"
+    {
+      echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
+      echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath -ldflags=-s -w${ldx:+ ${ldx}}"
+      echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=$(($(date +%s) - start))"
+    } >"${tmp}/BUILD-INFO"
+    rm -rf "${dir}"
+    mv -T "${tmp}" "${dir}"
+    trap - EXIT
+    log "built ${name} ${VERSION} in $(fmt_secs $(($(date +%s) - start)))"
+  fi
+  local b
+  for b in "${BINS[@]}"; do
+    ln -sfn "../${name}-${VERSION}/${b}" "${CACHE}/bin/${b}"
+    log "  ${CACHE}/bin/${b} -> ${dir}/${b}"
+  done
+  exec {lock}>&-
+}
+
+# print_paths NAME prints KEY=VALUE lines for tool NAME (KEY from the name).
+print_paths() {
+  local name="$1" key dir b
+  describe "${name}"
+  dir="${CACHE}/${name}-${VERSION}"
+  key=$(tr 'a-z-' 'A-Z_' <<<"${name}")
+  case "${name}" in
+  code-generator)
+    echo "CODE_GENERATOR_BIN_DIR=${dir}"
+    echo "CODE_GENERATOR_DIR=$(go_in codegen list -m -f '{{.Dir}}' k8s.io/code-generator)"
+    ;;
+  *)
+    for b in "${BINS[@]}"; do echo "${key}=${dir}/${b}"; done
+    ;;
+  esac
+  if [[ "${name}" == kwok ]]; then
+    echo "KWOK_STAGES=${dir}/stages.yaml"
+    echo "KWOK_STAGES_DIR=${dir}/stages"
+  fi
+}
+
+main() {
+  FORCE=0
+  local print=0 tools=() t
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+    -h | --help) usage; return 0 ;;
+    --list) printf '%s\n' "${DEFAULT_TOOLS[@]}" "${EXTRA_TOOLS[@]}"; return 0 ;;
+    --print-paths) print=1 ;;
+    --force) FORCE=1 ;;
+    -*) die "unknown flag $1 (try --help)" ;;
+    *) tools+=("$1") ;;
+    esac
+    shift
+  done
+  [[ ${#tools[@]} -gt 0 ]] || tools=("${DEFAULT_TOOLS[@]}")
+  for t in "${tools[@]}"; do describe "${t}" || die "unknown tool '${t}' (try --list)"; done
+  command -v go >/dev/null || die "go is not on PATH"
+  command -v flock >/dev/null || die "flock (util-linux) is not on PATH"
+
+  local start
+  start=$(date +%s)
+  for t in "${tools[@]}"; do build "${t}"; done
+  log "tools ready in $(fmt_secs $(($(date +%s) - start))) (cache: ${CACHE})"
+  if [[ ${print} == 1 ]]; then
+    echo "EBBFLOW_TOOLS_CACHE=${CACHE}"
+    echo "EBBFLOW_TOOLS_BIN=${CACHE}/bin"
+    for t in "${tools[@]}"; do print_paths "${t}"; done
+  fi
+}
+
+main "$@"
