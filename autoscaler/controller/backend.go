@@ -1,0 +1,37 @@
+package controller
+
+import (
+	"context"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Object is one autoscaler, whatever its kind, as a reconcile sees it. It is
+// owned by the reconcile that got it: Backend.Get returns a fresh deep copy.
+type Object struct {
+	Namespace  string
+	Name       string
+	Generation int64
+	Spec       autoscalingv2.HorizontalPodAutoscalerSpec
+	Status     autoscalingv2.HorizontalPodAutoscalerStatus
+	// Source is the API object (a deep copy): events are recorded on it and
+	// Backend.UpdateStatus writes it back.
+	Source runtime.Object
+}
+
+// Backend is one kind of autoscaler object.
+type Backend interface {
+	// Kind names the kind; it prefixes queue keys and must be unique among
+	// the backends of a controller and contain no '/'.
+	Kind() string
+	// Informer is the shared informer of the kind; the controller adds its
+	// event handlers and waits for it to sync.
+	Informer() cache.SharedIndexInformer
+	// Get returns a deep copy of the object from the informer's cache, or a
+	// NotFound API error.
+	Get(namespace, name string) (*Object, error)
+	// UpdateStatus writes obj.Status through the status subresource.
+	UpdateStatus(ctx context.Context, obj *Object) error
+}

@@ -1,0 +1,186 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+)
+
+// Config holds the knobs of kube-controller-manager's HPA controller.
+type Config struct {
+	// SyncPeriod is how often each object is evaluated.
+	SyncPeriod time.Duration
+	// Tolerance is the global usage-ratio tolerance.
+	Tolerance float64
+	// DownscaleStabilization is the window of the fixed rules and the
+	// default scale-down window of behaviors.
+	DownscaleStabilization  time.Duration
+	CPUInitializationPeriod time.Duration
+	InitialReadinessDelay   time.Duration
+	// Workers is the number of objects evaluated at once.
+	Workers int
+}
+
+// Deps are the controller's collaborators. All are required except Clock
+// (default: the real clock).
+type Deps struct {
+	Scales   scale.ScalesGetter
+	Mapper   apimeta.RESTMapper
+	Metrics  metrics.Client
+	Pods     corelisters.PodLister
+	Recorder record.EventRecorder
+	Clock    clock.WithTicker
+	// PodsSynced reports whether the pod informer has synced.
+	PodsSynced cache.InformerSynced
+	// SelfMetrics records the controller's own metrics (see NewSelfMetrics).
+	SelfMetrics *SelfMetrics
+}
+
+// Controller reconciles the objects of its backends.
+type Controller struct {
+	cfg      Config
+	deps     Deps
+	backends map[string]Backend
+	queue    workqueue.TypedRateLimitingInterface[string]
+	due      dueTimes
+	state    *stateStore
+	tracker  *selectorTracker
+}
+
+// New returns a controller over backends and registers its event handlers on
+// their informers. Start the informers, then call Run.
+func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
+	}
+	c := &Controller{
+		cfg:      cfg,
+		deps:     deps,
+		backends: make(map[string]Backend, len(backends)),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "autoscaler", Clock: deps.Clock},
+		),
+		due:     dueTimes{at: map[string]time.Time{}},
+		state:   newStateStore(),
+		tracker: newSelectorTracker(),
+	}
+	for _, b := range backends {
+		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
+			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())
+		}
+		c.backends[b.Kind()] = b
+		if _, err := b.Informer().AddEventHandler(c.handlers(b.Kind())); err != nil {
+			return nil, fmt.Errorf("add event handler for %s: %w", b.Kind(), err)
+		}
+	}
+	return c, nil
+}
+
+// Run waits for the caches, runs the workers and blocks until ctx ends; it
+// then shuts the queue down and waits for the workers to finish their item.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+	synced := []cache.InformerSynced{c.deps.PodsSynced}
+	for _, b := range c.backends {
+		synced = append(synced, b.Informer().HasSynced)
+	}
+	logger.Info("Starting autoscaler controller", "workers", c.cfg.Workers, "syncPeriod", c.cfg.SyncPeriod)
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down autoscaler controller")
+		c.queue.ShutDown()
+		wg.Wait()
+	}()
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
+		return errors.New("caches did not sync")
+	}
+	for range c.cfg.Workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.worker, time.Second) })
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem evaluates one key and schedules its next evaluation one
+// sync period later (unless the object is gone).
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if due, ok := c.due.take(key); ok {
+		c.deps.SelfMetrics.observeLag(c.deps.Clock.Since(due))
+	}
+	deleted, err := c.sync(ctx, key)
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Reconcile failed", "key", key)
+	}
+	c.queue.Forget(key)
+	if !deleted {
+		c.enqueueAfter(key, c.cfg.SyncPeriod)
+	}
+	return true
+}
+
+// enqueueAfter adds key to the queue after d, remembering when it is due.
+func (c *Controller) enqueueAfter(key string, d time.Duration) {
+	c.due.set(key, c.deps.Clock.Now().Add(d))
+	if d <= 0 {
+		c.queue.Add(key)
+		return
+	}
+	c.queue.AddAfter(key, d)
+}
+
+// dueTimes remembers when each queued key is due, for the lag metric. A key
+// added twice keeps the earlier time, as the queue keeps the earlier add.
+type dueTimes struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (d *dueTimes) set(key string, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.at[key]; !ok || at.Before(prev) {
+		d.at[key] = at
+	}
+}
+
+func (d *dueTimes) take(key string) (time.Time, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok := d.at[key]
+	delete(d.at, key)
+	return at, ok
+}
+
+func (d *dueTimes) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.at, key)
+}

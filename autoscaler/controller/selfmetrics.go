@@ -1,0 +1,83 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// SelfMetrics are the controller's own Prometheus metrics.
+type SelfMetrics struct {
+	reconcileDuration *prometheus.HistogramVec
+	lag               prometheus.Histogram
+	fetchErrors       *prometheus.CounterVec
+	decisions         *prometheus.CounterVec
+}
+
+// NewSelfMetrics creates the metrics and registers them with reg.
+func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
+	m := &SelfMetrics{
+		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "reconcile_duration_seconds",
+			Help:      "Time one evaluation of an autoscaler took, by kind and result (success, error).",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"kind", "result"}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "evaluation_lag_seconds",
+			Help:      "Time between when an autoscaler was due for evaluation and when a worker started it.",
+			Buckets:   prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		fetchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "metric_fetch_errors_total",
+			Help:      "Failed metric reads, by metric source type (Resource, ContainerResource, Pods, Object, External).",
+		}, []string{"type"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "scale_decisions_total",
+			Help:      "Evaluations by outcome: up, down (scale written), none (no change), failed (no decision possible).",
+		}, []string{"direction"}),
+	}
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// The methods accept a nil receiver so that tests may leave metrics out.
+
+func (m *SelfMetrics) observeReconcile(kind string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	m.reconcileDuration.WithLabelValues(kind, result).Observe(d.Seconds())
+}
+
+func (m *SelfMetrics) observeLag(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.lag.Observe(max(d, 0).Seconds())
+}
+
+func (m *SelfMetrics) fetchError(sourceType string) {
+	if m == nil {
+		return
+	}
+	m.fetchErrors.WithLabelValues(sourceType).Inc()
+}
+
+func (m *SelfMetrics) decision(direction string) {
+	if m == nil {
+		return
+	}
+	m.decisions.WithLabelValues(direction).Inc()
+}

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"sync"
+
+	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+)
+
+// history is what upstream keeps in memory per autoscaler: the
+// recommendations of the stabilization windows and the record of rescales of
+// the behavior policies. A history is used by one reconcile at a time (the
+// queue never hands a key to two workers), so its fields need no lock.
+type history struct {
+	recommendations []behavior.Recommendation
+	events          behavior.ScaleEvents
+}
+
+// stateStore maps queue keys to histories.
+type stateStore struct {
+	mu sync.Mutex
+	m  map[string]*history
+}
+
+func newStateStore() *stateStore {
+	return &stateStore{m: map[string]*history{}}
+}
+
+// get returns the history of key, creating an empty one.
+func (s *stateStore) get(key string) *history {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.m[key]
+	if !ok {
+		h = &history{}
+		s.m[key] = h
+	}
+	return h
+}
+
+// peek returns the history of key without creating it.
+func (s *stateStore) peek(key string) (*history, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.m[key]
+	return h, ok
+}
+
+func (s *stateStore) delete(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+}
