@@ -7,6 +7,17 @@
 // autoscaler/generated (clientset, informers, listers); regenerate with
 // hack/update-codegen.sh.
 //
+// CRD validation comes from two places. Markers on these types give the
+// top-level bounds (maxReplicas >= 1, minReplicas >= 0), the required fields
+// and the CEL rules that span fields (minReplicas <= maxReplicas, scale to
+// zero only with an Object or External metric, the metric source matching
+// metrics[].type, the target types each source supports). The HPA types
+// nested in the spec come from k8s.io/api and carry no kubebuilder markers, so
+// their enums and bounds (metric and target types, selectPolicy, policy
+// types, stabilizationWindowSeconds 0..3600, periodSeconds 1..1800) are a
+// JSON patch, manifests/autoscaler/crd-schema-patch.yaml, that
+// hack/update-codegen.sh applies to controller-gen's output.
+//
 // +k8s:deepcopy-gen=package
 // +groupName=autoscaling.ebbflow.dev
 package v1alpha1

@@ -12,11 +12,6 @@ import (
 // HorizontalPodAutoscaler, and its decisions are those kube-controller-manager
 // would make for the same HPA.
 //
-// Schema bounds and enums of the fields nested in the HPA types (which come
-// from k8s.io/api and carry no kubebuilder markers) are added to the CRD by
-// hack/update-codegen.sh from manifests/autoscaler/crd-schema-patch.yaml; the
-// cross-field rules are the CEL rules below and on AutoscalerSpec.
-//
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
@@ -80,7 +75,6 @@ type AutoscalerSpec struct {
 	// 80% average CPU utilization.
 	// +listType=atomic
 	// +optional
-	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate exactly the metric source named by type (resource, containerResource, pods, object or external)"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || self.resource.target.type in ['Utilization', 'AverageValue']",message="resource metrics support the target types Utilization and AverageValue"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || self.containerResource.target.type in ['Utilization', 'AverageValue']",message="containerResource metrics support the target types Utilization and AverageValue"
