@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-manifests all build test test-unit test-integration test-e2e fuzz bench demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests all build test test-unit test-integration test-e2e fuzz bench demo verify deps tools clean
 
 all: build
 
@@ -44,8 +44,8 @@ demo:
 	@echo "Today: 'make test' runs the adapter against a real Prometheus; see README.md." >&2
 	@exit 1
 
-## verify: gofmt, go vet, staticcheck
-verify: $(STATICCHECK)
+## verify: gofmt, go vet, staticcheck, generated code up to date
+verify: $(STATICCHECK) verify-codegen
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
@@ -53,6 +53,10 @@ verify: $(STATICCHECK)
 $(STATICCHECK):
 	@mkdir -p $(dir $@)
 	GOBIN=$(abspath $(dir $@)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## verify-codegen: deepcopy, clientset/listers/informers and the Autoscaler CRD match the API types
+verify-codegen:
+	hack/verify-codegen.sh
 
 ## verify-manifests: every kustomize base renders (kustomize pinned in hack/tools)
 verify-manifests:
