@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	customclient "k8s.io/metrics/pkg/client/custom_metrics"
+	externalclient "k8s.io/metrics/pkg/client/external_metrics"
+
+	"github.com/ebbflow/ebbflow/autoscaler/controller"
+	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+)
+
+// mapperResetInterval is how often the RESTMapper forgets discovery, so new
+// kinds (a CRD installed later) become scalable, as kube-controller-manager.
+const mapperResetInterval = 30 * time.Second
+
+// stripManagedFields drops managedFields from cached objects: the controller
+// never reads them and on pods they are most of the memory.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := apimeta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func metaFor(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+// metricsClient builds the deduplicating client over the three metrics APIs.
+func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.DeferredDiscoveryRESTMapper) (metrics.Client, error) {
+	resources, err := resourceclient.NewForConfig(c.Rest)
+	if err != nil {
+		return nil, fmt.Errorf("resource metrics client: %w", err)
+	}
+	apis := customclient.NewAvailableAPIsGetter(c.Kube.Discovery())
+	go customclient.PeriodicallyInvalidate(apis, c.Options.SyncPeriod, ctx.Done())
+	external, err := externalclient.NewForConfig(c.Rest)
+	if err != nil {
+		return nil, fmt.Errorf("external metrics client: %w", err)
+	}
+	rest := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(c.Rest, mapper, apis), external)
+	return metrics.NewDeduplicated(rest, c.Options.MetricsDedupWindow, clock.RealClock{}), nil
+}
+
+// runController wires informers, clients and the controller and runs it
+// until ctx ends.
+func (c CompletedConfig) runController(ctx context.Context) error {
+	cached := memory.NewMemCacheClient(c.Kube.Discovery())
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, mapperResetInterval)
+	scales, err := scale.NewForConfig(c.Rest, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(cached))
+	if err != nil {
+		return fmt.Errorf("scale client: %w", err)
+	}
+	mc, err := c.metricsClient(ctx, mapper)
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(3)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.Kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+
+	kubeInformers := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithTransform(stripManagedFields))
+	ebbflowInformers := ebbflowinformers.NewSharedInformerFactory(c.Ebbflow, 0)
+	var backends []controller.Backend
+	if c.Options.HPAMode == HPAModeAll {
+		backends = append(backends, controller.NewHPABackend(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers(), c.Kube.AutoscalingV2()))
+	}
+	if c.Options.Autoscalers {
+		backends = append(backends, controller.NewAutoscalerBackend(ebbflowInformers.Autoscaling().V1alpha1().Autoscalers(), c.Ebbflow.AutoscalingV1alpha1()))
+	}
+	self, err := controller.NewSelfMetrics(c.Registry)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	pods := kubeInformers.Core().V1().Pods()
+	ctrl, err := controller.New(c.controllerConfig(), controller.Deps{
+		Scales:      scales,
+		Mapper:      mapper,
+		Metrics:     mc,
+		Pods:        pods.Lister(),
+		PodsSynced:  pods.Informer().HasSynced,
+		Recorder:    broadcaster.NewRecorder(c.Scheme, corev1.EventSource{Component: "ebbflow-autoscaler"}),
+		SelfMetrics: self,
+	}, backends...)
+	if err != nil {
+		return err
+	}
+	kubeInformers.Start(ctx.Done())
+	ebbflowInformers.Start(ctx.Done())
+	defer kubeInformers.Shutdown()
+	defer ebbflowInformers.Shutdown()
+	return ctrl.Run(ctx)
+}
+
+func (c CompletedConfig) controllerConfig() controller.Config {
+	o := c.Options
+	return controller.Config{
+		SyncPeriod:              o.SyncPeriod,
+		Tolerance:               o.Tolerance,
+		DownscaleStabilization:  o.DownscaleStabilization,
+		CPUInitializationPeriod: o.CPUInitializationPeriod,
+		InitialReadinessDelay:   o.InitialReadinessDelay,
+		Workers:                 o.Workers,
+	}
+}

@@ -1,0 +1,138 @@
+// Package app assembles ebbflow-autoscaler in the order Options → Validate →
+// Config → Complete → Run: flags, Kubernetes and metrics clients, informers,
+// the controller, leader election, and the /healthz and /metrics endpoint.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
+	logsapi "k8s.io/component-base/logs/api/v1"
+)
+
+// HPA modes.
+const (
+	// HPAModeOff leaves autoscaling/v2 HorizontalPodAutoscalers alone.
+	HPAModeOff = "off"
+	// HPAModeAll reconciles every HorizontalPodAutoscaler (drop-in mode, for
+	// clusters whose kube-controller-manager runs without its HPA controller).
+	HPAModeAll = "all"
+)
+
+// Options are ebbflow-autoscaler's command-line options. The HPA knobs have
+// kube-controller-manager's names and defaults.
+type Options struct {
+	Kubeconfig   string
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+
+	SyncPeriod              time.Duration
+	Tolerance               float64
+	DownscaleStabilization  time.Duration
+	CPUInitializationPeriod time.Duration
+	InitialReadinessDelay   time.Duration
+	Workers                 int
+
+	HPAMode     string
+	Autoscalers bool
+	// MetricsDedupWindow is how long an answer from the metrics APIs is
+	// reused for identical questions.
+	MetricsDedupWindow time.Duration
+
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	HealthAddr     string
+	Logs           *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns options with their defaults.
+func NewOptions() *Options {
+	return &Options{
+		KubeAPIQPS:              50,
+		KubeAPIBurst:            100,
+		SyncPeriod:              15 * time.Second,
+		Tolerance:               0.1,
+		DownscaleStabilization:  5 * time.Minute,
+		CPUInitializationPeriod: 5 * time.Minute,
+		InitialReadinessDelay:   30 * time.Second,
+		Workers:                 5,
+		HPAMode:                 HPAModeOff,
+		Autoscalers:             true,
+		MetricsDedupWindow:      5 * time.Second,
+		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
+			LeaderElect:       true,
+			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
+			RenewDeadline:     metav1.Duration{Duration: 10 * time.Second},
+			RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
+			ResourceLock:      "leases",
+			ResourceName:      "ebbflow-autoscaler",
+			ResourceNamespace: "",
+		},
+		HealthAddr: ":8080",
+		Logs:       logsapi.NewLoggingConfiguration(),
+	}
+}
+
+// AddFlags registers all flags on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the Kubernetes API server (metrics APIs included).")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the Kubernetes API server.")
+	fs.DurationVar(&o.SyncPeriod, "horizontal-pod-autoscaler-sync-period", o.SyncPeriod, "How often each autoscaler is evaluated.")
+	fs.Float64Var(&o.Tolerance, "horizontal-pod-autoscaler-tolerance", o.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
+	fs.DurationVar(&o.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", o.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
+	fs.DurationVar(&o.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", o.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
+	fs.DurationVar(&o.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", o.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
+	fs.IntVar(&o.Workers, "concurrent-horizontal-pod-autoscaler-syncs", o.Workers, "Number of autoscalers evaluated concurrently.")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
+	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
+	fs.BoolVar(&o.Autoscalers, "autoscalers", o.Autoscalers, "Reconcile autoscaling.ebbflow.dev Autoscalers (needs the CRD).")
+	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads. Must be shorter than the sync period.")
+	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /metrics.")
+	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
+	logsapi.AddFlags(o.Logs, fs)
+}
+
+// Validate reports every problem with the options.
+func (o *Options) Validate() []error {
+	var errs []error
+	if o.SyncPeriod <= 0 {
+		errs = append(errs, errors.New("--horizontal-pod-autoscaler-sync-period must be positive"))
+	}
+	if o.Tolerance < 0 {
+		errs = append(errs, errors.New("--horizontal-pod-autoscaler-tolerance must not be negative"))
+	}
+	for name, d := range map[string]time.Duration{
+		"--horizontal-pod-autoscaler-downscale-stabilization":  o.DownscaleStabilization,
+		"--horizontal-pod-autoscaler-cpu-initialization-period": o.CPUInitializationPeriod,
+		"--horizontal-pod-autoscaler-initial-readiness-delay":   o.InitialReadinessDelay,
+		"--metrics-dedup-window":                                o.MetricsDedupWindow,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative", name))
+		}
+	}
+	if o.Workers < 1 {
+		errs = append(errs, errors.New("--concurrent-horizontal-pod-autoscaler-syncs must be at least 1"))
+	}
+	if o.HPAMode != HPAModeOff && o.HPAMode != HPAModeAll {
+		errs = append(errs, fmt.Errorf("--hpa-mode must be %q or %q, not %q", HPAModeOff, HPAModeAll, o.HPAMode))
+	}
+	if o.HPAMode == HPAModeOff && !o.Autoscalers {
+		errs = append(errs, errors.New("nothing to reconcile: --hpa-mode=off and --autoscalers=false"))
+	}
+	if o.SyncPeriod > 0 && o.MetricsDedupWindow >= o.SyncPeriod {
+		errs = append(errs, errors.New("--metrics-dedup-window must be shorter than --horizontal-pod-autoscaler-sync-period"))
+	}
+	if o.LeaderElection.LeaderElect && o.LeaderElection.ResourceLock != "leases" {
+		errs = append(errs, errors.New("--leader-elect-resource-lock must be leases"))
+	}
+	if o.HealthAddr == "" {
+		errs = append(errs, errors.New("--health-addr is required"))
+	}
+	return errs
+}

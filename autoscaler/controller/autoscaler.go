@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	clientv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/typed/autoscaling/v1alpha1"
+	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
+	listersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/listers/autoscaling/v1alpha1"
+)
+
+// AutoscalerBackend serves autoscaling.ebbflow.dev/v1alpha1 Autoscalers.
+type AutoscalerBackend struct {
+	informer cache.SharedIndexInformer
+	lister   listersv1alpha1.AutoscalerLister
+	client   clientv1alpha1.AutoscalersGetter
+}
+
+var _ Backend = (*AutoscalerBackend)(nil)
+
+// NewAutoscalerBackend returns the backend over a shared Autoscaler informer.
+func NewAutoscalerBackend(informer informersv1alpha1.AutoscalerInformer, client clientv1alpha1.AutoscalersGetter) *AutoscalerBackend {
+	return &AutoscalerBackend{informer: informer.Informer(), lister: informer.Lister(), client: client}
+}
+
+// Kind implements Backend.
+func (b *AutoscalerBackend) Kind() string { return "Autoscaler" }
+
+// Informer implements Backend.
+func (b *AutoscalerBackend) Informer() cache.SharedIndexInformer { return b.informer }
+
+// Get implements Backend.
+func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
+	shared, err := b.lister.Autoscalers(namespace).Get(name)
+	if err != nil {
+		return nil, err
+	}
+	a := shared.DeepCopy()
+	return &Object{
+		Namespace:  a.Namespace,
+		Name:       a.Name,
+		Generation: a.Generation,
+		Spec:       v1alpha1.ToHPASpec(&a.Spec),
+		Status:     v1alpha1.ToHPAStatus(&a.Status),
+		Source:     a,
+	}, nil
+}
+
+// UpdateStatus implements Backend.
+func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) error {
+	a := obj.Source.(*v1alpha1.Autoscaler).DeepCopy()
+	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
+	_, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
+	return err
+}
