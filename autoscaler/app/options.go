@@ -107,7 +107,7 @@ func (o *Options) Validate() []error {
 		errs = append(errs, errors.New("--horizontal-pod-autoscaler-tolerance must not be negative"))
 	}
 	for name, d := range map[string]time.Duration{
-		"--horizontal-pod-autoscaler-downscale-stabilization":  o.DownscaleStabilization,
+		"--horizontal-pod-autoscaler-downscale-stabilization":   o.DownscaleStabilization,
 		"--horizontal-pod-autoscaler-cpu-initialization-period": o.CPUInitializationPeriod,
 		"--horizontal-pod-autoscaler-initial-readiness-delay":   o.InitialReadinessDelay,
 		"--metrics-dedup-window":                                o.MetricsDedupWindow,
