@@ -1,0 +1,113 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ebbflow/ebbflow/test/promtest"
+)
+
+// AdminKubeconfig returns the path of a kubeconfig for a system:masters user.
+func (c *Cluster) AdminKubeconfig() string { return c.adminKubeconfig }
+
+// RESTConfig returns a new copy of the admin client configuration; callers may
+// modify it.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
+// Client returns a clientset for the admin user.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// Prometheus returns the cluster's Prometheus. Stop and Restart it to
+// simulate outages; Close is done by Cluster.Stop.
+func (c *Cluster) Prometheus() *promtest.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prom
+}
+
+// AdapterURL returns the adapter's base URL, https://127.0.0.1:<port>. The
+// port stays the same across adapter restarts.
+func (c *Cluster) AdapterURL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.ports.adapter) }
+
+// AdapterCA returns the PEM CA certificate that signed the adapter's serving
+// certificate (also the APIServices' caBundle).
+func (c *Cluster) AdapterCA() []byte { return append([]byte(nil), c.pki.adapterCA.certPEM...) }
+
+// Dir returns the work directory.
+func (c *Cluster) Dir() string { return c.dir }
+
+// logPath returns the log file of a component.
+func (c *Cluster) logPath(component string) string {
+	if component == Prometheus {
+		return filepath.Join(c.dir, "prometheus", "prometheus.log")
+	}
+	return filepath.Join(c.dir, component+".log")
+}
+
+// LogTail returns up to the last n lines of a component's log (all its runs):
+// "etcd", "kube-apiserver", "kube-controller-manager", "kwok",
+// "ebbflow-adapter" or "prometheus". It never fails; a missing log yields a
+// note.
+func (c *Cluster) LogTail(component string, n int) string { return logTail(c.logPath(component), n) }
+
+// DumpLogs returns the last n lines of every component's log, each under a
+// header, for failure reports.
+func (c *Cluster) DumpLogs(n int) string {
+	var b strings.Builder
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Prometheus, Adapter} {
+		fmt.Fprintf(&b, "===== %s (%s), last %d lines =====\n%s\n", comp, c.logPath(comp), n, c.LogTail(comp, n))
+	}
+	return b.String()
+}
+
+// Stop ends every process the cluster started (SIGTERM to each process group,
+// SIGKILL after a grace period), closes Prometheus and removes the work
+// directory if Start created it. It is idempotent and returns once all
+// processes have been reaped, so their ports are free.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil
+	}
+	c.stopped = true
+	procs := c.procs
+	c.procs = map[string]*process{}
+	prom := c.prom
+	c.mu.Unlock()
+
+	// Clients of kube-apiserver first, etcd last, so nothing spends its grace
+	// period retrying a server that is already gone.
+	for _, stage := range [][]string{{Adapter, Kwok, KubeControllerManager}, {KubeAPIServer}, {Etcd}} {
+		var wg sync.WaitGroup
+		for _, name := range stage {
+			if p := procs[name]; p != nil {
+				wg.Go(func() { p.stop(stopGrace) })
+				delete(procs, name)
+			}
+		}
+		wg.Wait()
+	}
+	for _, p := range procs { // anything not named above
+		p.stop(stopGrace)
+	}
+	var errs []error
+	if prom != nil {
+		if err := prom.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close prometheus: %w", err))
+		}
+	}
+	if c.ownsDir {
+		if err := os.RemoveAll(c.dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove work directory: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Adapter bounds.
+const (
+	adapterReadyTimeout = 60 * time.Second
+	// adapterConfigCheck is the adapter's --config-check-interval: short, so
+	// WriteRules takes effect within a few seconds.
+	adapterConfigCheck = 2 * time.Second
+)
+
+// rulesPath is the adapter's rule file.
+func (c *Cluster) rulesPath() string { return filepath.Join(c.dir, "adapter", "rules.yaml") }
+
+// WriteRules replaces the content of the adapter's rule file atomically (write
+// to a temporary file, then rename), as a ConfigMap update does. The running
+// adapter picks the change up within its config check interval (2s); the
+// content is not validated here.
+func (c *Cluster) WriteRules(yaml []byte) error {
+	dir := filepath.Dir(c.rulesPath())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create adapter directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".rules-*.yaml")
+	if err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	_, werr := tmp.Write(yaml)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write rules: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), c.rulesPath()); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("replace rules: %w", err)
+	}
+	return nil
+}
+
+// adapterKubeconfig is the kubeconfig of the adapter's own identity.
+func (c *Cluster) adapterKubeconfig() string {
+	return filepath.Join(c.dir, "kubeconfigs", "user-"+adapterUser+".kubeconfig")
+}
+
+// adapterArgs returns the adapter's command line.
+func (c *Cluster) adapterArgs() []string {
+	p := c.pki
+	kc := c.adapterKubeconfig()
+	return []string{
+		"--config=" + c.rulesPath(),
+		"--config-check-interval=" + adapterConfigCheck.String(),
+		"--prometheus-url=" + c.Prometheus().URL(),
+		"--metrics-relist-interval=" + c.opts.AdapterRelistInterval.String(),
+		"--secure-port=" + strconv.Itoa(c.ports.adapter),
+		"--bind-address=127.0.0.1",
+		"--cert-dir=" + filepath.Join(c.dir, "adapter", "certs"),
+		"--tls-cert-file=" + p.adapterCert,
+		"--tls-private-key-file=" + p.adapterKey,
+		"--authentication-kubeconfig=" + kc,
+		"--authorization-kubeconfig=" + kc,
+		"--lister-kubeconfig=" + kc,
+		"--v=2",
+	}
+}
+
+// StartAdapter starts ebbflow-adapter on its fixed port if it is not running,
+// waits until its /readyz answers (first metric discovery done), registers or
+// updates the three APIServices and waits until each is Available. A running
+// adapter is left alone but the APIServices are still awaited.
+func (c *Cluster) StartAdapter(ctx context.Context) error {
+	c.mu.Lock()
+	p := c.procs[Adapter]
+	c.mu.Unlock()
+	if p == nil || p.exited() {
+		var err error
+		if p, err = c.launch(Adapter, c.tools.adapterBinPath, c.adapterArgs()); err != nil {
+			return err
+		}
+	}
+	hc, err := httpsClient(c.pki.adapterCA.certPEM, &c.pki.admin)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, "ebbflow-adapter /readyz", adapterReadyTimeout, p, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, c.AdapterURL()+"/readyz")
+	}); err != nil {
+		return err
+	}
+	if err := c.ensureAPIServices(ctx); err != nil {
+		return err
+	}
+	return c.WaitAPIServicesAvailable(ctx, apiServiceTimeout)
+}
+
+// StopAdapter stops ebbflow-adapter (SIGTERM, SIGKILL after a grace period)
+// and returns once it has exited. The APIServices stay registered, so
+// requests through kube-apiserver fail with 503 until StartAdapter.
+func (c *Cluster) StopAdapter() {
+	c.mu.Lock()
+	p := c.procs[Adapter]
+	delete(c.procs, Adapter)
+	c.mu.Unlock()
+	if p != nil {
+		p.stop(stopGrace)
+	}
+}
+
+// RestartAdapter stops and starts ebbflow-adapter, like StopAdapter followed
+// by StartAdapter.
+func (c *Cluster) RestartAdapter(ctx context.Context) error {
+	c.StopAdapter()
+	return c.StartAdapter(ctx)
+}

@@ -1,0 +1,228 @@
+package cluster
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+)
+
+// apiServiceTimeout bounds the wait for the APIServices to become Available.
+const apiServiceTimeout = 90 * time.Second
+
+// apiServiceGVR is apiregistration.k8s.io/v1 apiservices (used through the
+// dynamic client: the module does not depend on k8s.io/kube-aggregator).
+func apiServiceGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+}
+
+// metricsAPI is one group version the adapter serves.
+type metricsAPI struct {
+	group, version  string
+	versionPriority int64
+}
+
+func (a metricsAPI) name() string { return a.version + "." + a.group }
+
+// metricsAPIsFor returns the APIServices to register for a rule file. Like
+// prometheus-adapter, ebbflow-adapter serves custom.metrics.k8s.io only when
+// the file has rules and external.metrics.k8s.io only when it has
+// externalRules, decided when it starts.
+func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
+	cfg, err := config.Load(rules)
+	if err != nil {
+		return nil, fmt.Errorf("rule file: %w", err)
+	}
+	var apis []metricsAPI
+	if len(cfg.Rules) > 0 {
+		apis = append(apis, metricsAPI{"custom.metrics.k8s.io", "v1beta1", 100}, metricsAPI{"custom.metrics.k8s.io", "v1beta2", 200})
+	}
+	if len(cfg.ExternalRules) > 0 {
+		apis = append(apis, metricsAPI{"external.metrics.k8s.io", "v1beta1", 100})
+	}
+	if len(apis) == 0 {
+		return nil, errors.New("rule file has neither rules nor externalRules")
+	}
+	return apis, nil
+}
+
+// APIServiceNames returns the names of the APIServices registered for the
+// adapter, e.g. "v1beta2.custom.metrics.k8s.io": the custom metrics ones if
+// Options.RulesYAML has rules, the external one if it has externalRules.
+func (c *Cluster) APIServiceNames() []string {
+	var names []string
+	for _, a := range c.apis {
+		names = append(names, a.name())
+	}
+	return names
+}
+
+// applyAdapterObjects writes the rule file and the adapter's kubeconfig and
+// creates its namespace, ExternalName Service and RBAC: delegated authn/authz
+// (system:auth-delegator, extension-apiserver-authentication-reader) and read
+// access to the objects metrics describe.
+func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
+	if err := c.WriteRules(c.opts.RulesYAML); err != nil {
+		return err
+	}
+	pair, err := c.pki.clusterCA.issue(certSpec{commonName: adapterUser})
+	if err != nil {
+		return err
+	}
+	if _, err := c.writeKubeconfig("user-"+adapterUser, pair); err != nil {
+		return err
+	}
+	core, rbac := c.client.CoreV1(), c.client.RbacV1()
+	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: adapterUser}}
+	creates := []struct {
+		what string
+		fn   func() error
+	}{
+		{"namespace", func() error {
+			_, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: adapterNamespace}}, metav1.CreateOptions{})
+			return err
+		}},
+		{"service", func() error {
+			_, err := core.Services(adapterNamespace).Create(ctx, &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: adapterService},
+				// The aggregator dials https://localhost:<APIService port>.
+				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"},
+			}, metav1.CreateOptions{})
+			return err
+		}},
+		{"cluster role", func() error {
+			_, err := rbac.ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-reader"},
+				Rules: []rbacv1.PolicyRule{
+					{APIGroups: []string{""}, Resources: []string{"pods", "services", "namespaces", "nodes", "endpoints", "configmaps"}, Verbs: []string{"get", "list", "watch"}},
+					{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch"}},
+					{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: []string{"get", "list", "watch"}},
+				},
+			}, metav1.CreateOptions{})
+			return err
+		}},
+		{"reader binding", func() error {
+			_, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-reader"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "ebbflow-adapter-reader"},
+				Subjects:   subject,
+			}, metav1.CreateOptions{})
+			return err
+		}},
+		{"auth-delegator binding", func() error {
+			_, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter:system:auth-delegator"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"},
+				Subjects:   subject,
+			}, metav1.CreateOptions{})
+			return err
+		}},
+		{"auth-reader binding", func() error {
+			_, err := rbac.RoleBindings("kube-system").Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-auth-reader"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
+				Subjects:   subject,
+			}, metav1.CreateOptions{})
+			return err
+		}},
+	}
+	for _, cr := range creates {
+		if err := cr.fn(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create adapter %s: %w", cr.what, err)
+		}
+	}
+	return nil
+}
+
+// ensureAPIServices creates the adapter's APIServices or updates their spec.
+func (c *Cluster) ensureAPIServices(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(c.restConfig)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	client := dyn.Resource(apiServiceGVR())
+	for _, a := range c.apis {
+		spec := map[string]any{
+			"group":                a.group,
+			"version":              a.version,
+			"groupPriorityMinimum": int64(100),
+			"versionPriority":      a.versionPriority,
+			"caBundle":             base64.StdEncoding.EncodeToString(c.pki.adapterCA.certPEM),
+			"service": map[string]any{
+				"namespace": adapterNamespace,
+				"name":      adapterService,
+				"port":      int64(c.ports.adapter),
+			},
+		}
+		name := a.name()
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apiregistration.k8s.io/v1",
+			"kind":       "APIService",
+			"metadata":   map[string]any{"name": name},
+			"spec":       spec,
+		}}
+		_, err := client.Create(ctx, obj, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			var cur *unstructured.Unstructured
+			if cur, err = client.Get(ctx, name, metav1.GetOptions{}); err == nil {
+				cur.Object["spec"] = spec
+				_, err = client.Update(ctx, cur, metav1.UpdateOptions{})
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("apply APIService %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// WaitAPIServicesAvailable waits until every adapter APIService reports
+// Available=True, or fails after timeout with the last condition's reason and
+// message.
+func (c *Cluster) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration) error {
+	dyn, err := dynamic.NewForConfig(c.restConfig)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	return waitFor(ctx, "APIServices Available", timeout, nil, func(ctx context.Context) (bool, error) {
+		for _, name := range c.APIServiceNames() {
+			obj, err := dyn.Resource(apiServiceGVR()).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			status, reason, msg := availableCondition(obj)
+			if status != "True" {
+				return false, fmt.Errorf("APIService %s Available=%s (%s): %s", name, status, reason, msg)
+			}
+		}
+		return true, nil
+	})
+}
+
+// availableCondition returns the status, reason and message of an APIService's
+// Available condition ("Unknown" if absent).
+func availableCondition(obj *unstructured.Unstructured) (status, reason, message string) {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, raw := range conds {
+		cond, ok := raw.(map[string]any)
+		if !ok || cond["type"] != "Available" {
+			continue
+		}
+		s, _ := cond["status"].(string)
+		r, _ := cond["reason"].(string)
+		m, _ := cond["message"].(string)
+		return s, r, m
+	}
+	return "Unknown", "", "no Available condition yet"
+}

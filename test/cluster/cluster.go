@@ -1,0 +1,270 @@
+// Package cluster runs a real Kubernetes control plane on loopback for the
+// end-to-end tests and the demo: etcd, kube-apiserver, kube-controller-manager,
+// kwok (fake Nodes that run pods without a kubelet), Prometheus and
+// ebbflow-adapter registered as the custom and external metrics APIs through
+// the aggregation layer.
+//
+// Every process runs in its own process group with its output in
+// <Dir>/<component>.log and, on Linux, dies with the process that started it.
+// Stop ends them all. Binaries come from hack/build-tools.sh (built once and
+// cached) and Debian's prometheus (hack/install-prometheus.sh); the adapter is
+// built from this module with the go command.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/ebbflow/ebbflow/test/promtest"
+)
+
+// Component names accepted by LogTail.
+const (
+	Etcd                  = "etcd"
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	Kwok                  = "kwok"
+	Adapter               = "ebbflow-adapter"
+	Prometheus            = "prometheus"
+)
+
+// Options configure a cluster. Only RulesYAML is required.
+type Options struct {
+	// Nodes is the number of kwok fake Nodes (default 3), named kwok-node-0...,
+	// annotated kwok.x-k8s.io/node=fake, each with 32 CPUs, 128Gi memory and
+	// room for 110 pods. There is no scheduler: pods must set nodeName.
+	Nodes int
+	// HPASyncPeriod is kube-controller-manager's
+	// --horizontal-pod-autoscaler-sync-period (default 5s).
+	HPASyncPeriod time.Duration
+	// DisableHPAController switches off kube-controller-manager's HPA
+	// controller, so another controller can manage HorizontalPodAutoscalers.
+	DisableHPAController bool
+	// RulesYAML is the adapter's rule file (prometheus-adapter format).
+	RulesYAML []byte
+	// PrometheusTargets are scraped from the start; change them later with
+	// Prometheus().SetTargets.
+	PrometheusTargets []promtest.Target
+	// ScrapeInterval is Prometheus' scrape interval (default 1s).
+	ScrapeInterval time.Duration
+	// AdapterRelistInterval is the adapter's --metrics-relist-interval
+	// (default 10s).
+	AdapterRelistInterval time.Duration
+	// Log receives progress lines with timings; nil discards them.
+	Log io.Writer
+	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
+	// means a new temporary directory that Stop removes; a given Dir is kept.
+	Dir string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Nodes <= 0 {
+		o.Nodes = 3
+	}
+	if o.HPASyncPeriod <= 0 {
+		o.HPASyncPeriod = 5 * time.Second
+	}
+	if o.ScrapeInterval <= 0 {
+		o.ScrapeInterval = time.Second
+	}
+	if o.AdapterRelistInterval <= 0 {
+		o.AdapterRelistInterval = 10 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// Cluster is a running local cluster. Its methods are safe for concurrent use.
+type Cluster struct {
+	opts    Options
+	dir     string
+	ownsDir bool
+	tools   tools
+	pki     *pki
+	ports   ports
+	apis    []metricsAPI // APIServices for the adapter, from Options.RulesYAML
+
+	adminKubeconfig string
+	restConfig      *rest.Config
+	client          kubernetes.Interface
+	prom            *promtest.Server
+
+	mu      sync.Mutex
+	procs   map[string]*process
+	stopped bool
+}
+
+// ports are the loopback ports of the cluster's components.
+type ports struct {
+	etcd, etcdPeer, apiserver, controllerMgr, adapter int
+}
+
+// Start brings up a cluster and returns once kube-apiserver is ready, the
+// Nodes are Ready and the three metrics APIServices are Available. ctx bounds
+// only the start-up; the processes run until Stop, which the caller must call.
+// On error everything already started is stopped.
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+	if len(opts.RulesYAML) == 0 {
+		return nil, errors.New("cluster: Options.RulesYAML is required")
+	}
+	opts = opts.withDefaults()
+	apis, err := metricsAPIsFor(opts.RulesYAML)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "ebbflow-cluster-"); err != nil {
+			return nil, fmt.Errorf("cluster: create work directory: %w", err)
+		}
+		c.ownsDir = true
+	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cluster: create work directory: %w", err)
+	}
+	if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, fmt.Errorf("cluster: work directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if stopErr := c.Stop(); stopErr != nil {
+				err = errors.Join(err, stopErr)
+			}
+			err = fmt.Errorf("cluster: %w", err)
+		}
+	}()
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// StartT starts a cluster for a test and stops it in t.Cleanup. If the test
+// failed, the cleanup first logs the tail of every component's log. It fails
+// the test if the cluster does not start.
+func StartT(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	c, err := Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(c.DumpLogs(40))
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// start runs the start-up steps in order, overlapping independent ones.
+func (c *Cluster) start(ctx context.Context) error {
+	total := time.Now()
+	var err error
+	if err := c.step("locate tools", func() error {
+		c.tools, err = locateTools(ctx, c.opts.Log)
+		return err
+	}); err != nil {
+		return err
+	}
+	// The adapter build and Prometheus do not need the control plane.
+	buildDone := make(chan error, 1)
+	go func() {
+		t0 := time.Now()
+		err := buildAdapter(ctx, c.tools)
+		c.logf("built ebbflow-adapter in %v", since(t0))
+		buildDone <- err
+	}()
+	promDone := make(chan error, 1)
+	go func() { promDone <- c.startPrometheus(ctx) }()
+	// Always collect both goroutines before returning.
+	var buildErr, promErr error
+	collected := false
+	collect := func() {
+		if !collected {
+			buildErr, promErr, collected = <-buildDone, <-promDone, true
+		}
+	}
+	defer collect()
+
+	steps := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"generate certificates", c.generatePKI},
+		{"etcd", c.startEtcd},
+		{"kube-apiserver", c.startAPIServer},
+		{"kube-controller-manager", c.startControllerManager},
+		{"kwok and nodes", c.startKwok},
+		{"adapter RBAC, namespace and service", c.applyAdapterObjects},
+	}
+	for _, s := range steps {
+		if err := c.step(s.name, func() error { return s.fn(ctx) }); err != nil {
+			return err
+		}
+	}
+	collect()
+	if err := errors.Join(buildErr, promErr); err != nil {
+		return err
+	}
+	if err := c.step("ebbflow-adapter and APIServices", func() error { return c.StartAdapter(ctx) }); err != nil {
+		return err
+	}
+	c.logf("cluster ready in %v (dir %s, kube-apiserver https://127.0.0.1:%d)", since(total), c.dir, c.ports.apiserver)
+	return nil
+}
+
+// step runs fn and logs its duration.
+func (c *Cluster) step(name string, fn func() error) error {
+	t0 := time.Now()
+	c.logf("starting %s…", name)
+	if err := fn(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c.logf("%s ready in %v", name, since(t0))
+	return nil
+}
+
+// startPrometheus starts Prometheus in <dir>/prometheus.
+func (c *Cluster) startPrometheus(ctx context.Context) error {
+	t0 := time.Now()
+	s, err := promtest.StartProcess(ctx, promtest.Options{
+		Targets:        c.opts.PrometheusTargets,
+		ScrapeInterval: c.opts.ScrapeInterval,
+		Dir:            filepath.Join(c.dir, "prometheus"),
+	})
+	if err != nil {
+		return fmt.Errorf("prometheus: %w", err)
+	}
+	c.mu.Lock()
+	c.prom = s
+	c.mu.Unlock()
+	c.logf("prometheus ready at %s in %v", s.URL(), since(t0))
+	return nil
+}
+
+func (c *Cluster) logf(format string, args ...any) {
+	fmt.Fprintf(c.opts.Log, "%s cluster: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }
+
+// setProc records the running process of a component.
+func (c *Cluster) setProc(name string, p *process) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.procs[name] = p
+}

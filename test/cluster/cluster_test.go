@@ -1,0 +1,104 @@
+package cluster
+
+import (
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const testRules = `
+rules:
+- seriesQuery: 'up'
+  resources: {overrides: {}}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+externalRules:
+- seriesQuery: 'up'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
+`
+
+// TestStartStop starts a whole cluster, checks what Start promises and that
+// Stop leaves no process and no listening port behind.
+func TestStartStop(t *testing.T) {
+	var log strings.Builder
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{RulesYAML: []byte(testRules), Nodes: 2, Log: &log})
+	t.Log(log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster started in %v", time.Since(start))
+	stopped := false
+	defer func() {
+		if !stopped {
+			t.Log(c.DumpLogs(30))
+			_ = c.Stop()
+		}
+	}()
+
+	nodes, err := c.Client().CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 {
+		t.Errorf("got %d nodes, want 2", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if !nodeReady(&n) {
+			t.Errorf("node %s not Ready", n.Name)
+		}
+	}
+	if err := c.WaitAPIServicesAvailable(ctx, time.Second); err != nil {
+		t.Error(err)
+	}
+	if err := c.RestartAdapter(ctx); err != nil {
+		t.Errorf("restart adapter: %v", err)
+	}
+	if _, err := c.KubeconfigFor("alice", "team-a"); err != nil {
+		t.Error(err)
+	}
+
+	c.mu.Lock()
+	var pids []int
+	for _, p := range c.procs {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	c.mu.Unlock()
+	addrs := []int{c.ports.etcd, c.ports.apiserver, c.ports.controllerMgr, c.ports.adapter}
+	dir := c.Dir()
+
+	t0 := time.Now()
+	stopped = true
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stopped in %v", time.Since(t0))
+	if err := c.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(-pid, 0); err == nil {
+			t.Errorf("process group %d still alive", pid)
+		}
+	}
+	for _, port := range addrs {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			t.Errorf("port %d still in use: %v", port, err)
+			continue
+		}
+		ln.Close()
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("work directory %s not removed: %v", dir, err)
+	}
+}

@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Start-up bounds, generous for a loaded 2-core machine.
+const (
+	etcdTimeout          = 30 * time.Second
+	apiserverTimeout     = 90 * time.Second
+	controllerMgrTimeout = 60 * time.Second
+)
+
+// launch starts a component with its log at <dir>/<name>.log and records it.
+func (c *Cluster) launch(name, bin string, args []string) (*process, error) {
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		return nil, fmt.Errorf("start %s: cluster is stopped", name)
+	}
+	p, err := startProcess(name, c.dir, c.logPath(name), bin, args, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setProc(name, p)
+	return p, nil
+}
+
+// startEtcd starts a single-member etcd on loopback and waits for /health.
+func (c *Cluster) startEtcd(ctx context.Context) error {
+	client := fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcd)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcdPeer)
+	p, err := c.launch(Etcd, c.tools.etcd, []string{
+		"--name=ebbflow",
+		"--data-dir=" + filepath.Join(c.dir, "etcd-data"),
+		"--listen-client-urls=" + client,
+		"--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=ebbflow=" + peer,
+		"--unsafe-no-fsync", // throw-away data: skip fsync on a slow disk
+		"--log-level=warn",
+	})
+	if err != nil {
+		return err
+	}
+	hc, err := httpsClient(nil, nil)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "etcd /health", etcdTimeout, p, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, client+"/health")
+	})
+}
+
+// startAPIServer starts kube-apiserver with RBAC, service accounts and the
+// front-proxy setup the aggregation layer needs, and waits for /readyz.
+func (c *Cluster) startAPIServer(ctx context.Context) error {
+	p := c.pki
+	p0, err := c.launch(KubeAPIServer, c.tools.apiserver, []string{
+		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcd),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
+		// The endpoint reconciler refuses loopback advertise addresses.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir=" + filepath.Join(c.dir, "kube-apiserver-certs"),
+		"--tls-cert-file=" + p.apiserverCert,
+		"--tls-private-key-file=" + p.apiserverKey,
+		"--client-ca-file=" + p.caFile,
+		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-account-key-file=" + p.saPub,
+		"--service-account-signing-key-file=" + p.saKey,
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		// Aggregation: the proxy client certificate comes from a CA of its own.
+		"--requestheader-client-ca-file=" + p.frontProxyCAFile,
+		"--requestheader-allowed-names=" + frontProxyClient,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + p.proxyClientCert,
+		"--proxy-client-key-file=" + p.proxyClient,
+		"--allow-privileged=true",
+		"--profiling=false",
+	})
+	if err != nil {
+		return err
+	}
+	hc, err := httpsClient(p.clusterCA.certPEM, &p.admin)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "kube-apiserver /readyz", apiserverTimeout, p0, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, c.apiserverURL()+"/readyz")
+	})
+}
+
+// controllers returns kube-controller-manager's --controllers value.
+func (c *Cluster) controllers() string {
+	list := []string{"*", "-nodeipam", "-nodelifecycle"}
+	if c.opts.DisableHPAController {
+		list = append(list, "-horizontalpodautoscaling")
+	}
+	return strings.Join(list, ",")
+}
+
+// startControllerManager starts kube-controller-manager with one service
+// account per controller (as in a real cluster, so the HPA controller acts
+// as system:serviceaccount:kube-system:horizontal-pod-autoscaler) and waits
+// for /healthz on its secure port.
+func (c *Cluster) startControllerManager(ctx context.Context) error {
+	pair, err := c.pki.clusterCA.issue(certSpec{commonName: controllerMgrUser})
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.writeKubeconfig("kube-controller-manager", pair)
+	if err != nil {
+		return err
+	}
+	p, err := c.launch(KubeControllerManager, c.tools.controllerMgr, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.ports.controllerMgr),
+		"--cert-dir=" + filepath.Join(c.dir, "kube-controller-manager-certs"),
+		"--service-account-private-key-file=" + c.pki.saKey,
+		"--root-ca-file=" + c.pki.caFile,
+		"--use-service-account-credentials=true",
+		"--leader-elect=false",
+		"--controllers=" + c.controllers(),
+		"--horizontal-pod-autoscaler-sync-period=" + c.opts.HPASyncPeriod.String(),
+		"--profiling=false",
+	})
+	if err != nil {
+		return err
+	}
+	hc, err := httpsClient(nil, nil)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports.controllerMgr)
+	return waitFor(ctx, "kube-controller-manager /healthz", controllerMgrTimeout, p, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, url)
+	})
+}

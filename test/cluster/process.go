@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long a process may take to exit after SIGTERM before its
+// process group is killed.
+const stopGrace = 10 * time.Second
+
+// process is one child process in its own process group, with stdout and
+// stderr appended to a log file. done is closed once it has been reaped; err
+// then holds its exit status.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error
+}
+
+// startProcess launches bin with args in dir, appending its output to logPath.
+// The child gets its own process group and, on Linux, SIGKILL when the parent
+// dies without cleaning up.
+func startProcess(name, dir, logPath, bin string, args []string, env []string) (*process, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s log: %w", name, err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	fmt.Fprintf(logf, "=== cluster: starting %s at %s\n%s %q\n", name, time.Now().Format(time.RFC3339Nano), bin, args)
+
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = sysProcAttr()
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig fires when the forking OS thread exits, not the process:
+		// keep the thread locked (alive) until the child is reaped.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// exited reports whether the process has been reaped.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// signal sends sig to the process group while the leader is unreaped, so the
+// group id cannot have been reused.
+func (p *process) signal(sig syscall.Signal) {
+	if !p.exited() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after grace, and
+// returns once the process has been reaped. It is safe to call repeatedly.
+func (p *process) stop(grace time.Duration) {
+	p.signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		p.signal(syscall.SIGKILL)
+		<-p.done
+	}
+	// Children that left the group's leader behind die with the group.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// exitError describes an early exit, with the tail of the log.
+func (p *process) exitError() error {
+	return fmt.Errorf("%s exited (%v); log tail:\n%s", p.name, p.err, logTail(p.logPath, 30))
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePorts returns n distinct free loopback ports. All listeners are held
+// until every port is chosen, so the ports differ from each other.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// logTail returns up to the last n lines of the file at path; it never fails.
+func logTail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	const limit = 128 << 10
+	off := max(st.Size()-limit, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return "(log unavailable: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimRight(buf, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
