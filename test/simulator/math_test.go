@@ -116,3 +116,18 @@ func TestQueueStep(t *testing.T) {
 		})
 	}
 }
+
+func TestSetpoint(t *testing.T) {
+	var zero Setpoint
+	if got := zero.At(time.Hour); got != 0 {
+		t.Errorf("zero Setpoint = %v, want 0", got)
+	}
+	s := NewSetpoint(12.5)
+	if got := s.At(0); got != 12.5 {
+		t.Errorf("At = %v, want 12.5", got)
+	}
+	s.Set(-3)
+	if got := s.At(time.Minute); got != 0 {
+		t.Errorf("after Set(-3) At = %v, want 0", got)
+	}
+}

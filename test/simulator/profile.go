@@ -20,7 +20,20 @@ package simulator
 
 import (
 	"fmt"
+	"math"
+	"sync/atomic"
 	"time"
+)
+
+// Curve is a rate as a function of the time since the simulation started.
+// Implementations must be safe for concurrent use.
+type Curve interface {
+	At(elapsed time.Duration) float64
+}
+
+var (
+	_ Curve = Profile(nil)
+	_ Curve = (*Setpoint)(nil)
 )
 
 // Segment is one piece of a Profile: over Duration the value moves linearly
@@ -94,3 +107,21 @@ func (s Shape) Profile() Profile {
 		{Duration: s.Tail, From: s.Base, To: s.Base},
 	}
 }
+
+// Setpoint is a Curve whose value is set at run time, for tests that change
+// the load when they observe something rather than at fixed times. The zero
+// value is 0. It is safe for concurrent use.
+type Setpoint struct{ bits atomic.Uint64 }
+
+// NewSetpoint returns a Setpoint at v.
+func NewSetpoint(v float64) *Setpoint {
+	s := &Setpoint{}
+	s.Set(v)
+	return s
+}
+
+// Set changes the value; negative values count as 0.
+func (s *Setpoint) Set(v float64) { s.bits.Store(math.Float64bits(max(v, 0))) }
+
+// At returns the current value regardless of the time.
+func (s *Setpoint) At(time.Duration) float64 { return math.Float64frombits(s.bits.Load()) }

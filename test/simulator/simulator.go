@@ -41,8 +41,9 @@ type Service struct {
 	Namespace, Selector string
 	// Service is the value of the service label on the published counters.
 	Service string
-	// Rate is the offered load in requests per second.
-	Rate Profile
+	// Rate is the offered load in requests per second: a Profile, a Setpoint
+	// or any other Curve.
+	Rate Curve
 }
 
 // Queue is a message queue: producers add Produce messages per second, each
@@ -53,7 +54,7 @@ type Queue struct {
 	// Namespace and Selector (a label selector) pick the worker pods.
 	Namespace, Selector string
 	// Produce is the producers' rate in messages per second.
-	Produce Profile
+	Produce Curve
 	// ConsumePerPod is each Ready worker's drain rate in messages per second.
 	ConsumePerPod float64
 	// Initial is the depth at the start.
@@ -137,7 +138,7 @@ func New(cfg Config) (*Simulator, error) {
 		if s.Service == "" || s.Namespace == "" {
 			return nil, fmt.Errorf("simulator: service %+v: namespace and service are required", s)
 		}
-		if err := s.Rate.Validate(); err != nil {
+		if err := validCurve(s.Rate); err != nil {
 			return nil, fmt.Errorf("simulator: service %s: %w", s.Service, err)
 		}
 	}
@@ -145,7 +146,7 @@ func New(cfg Config) (*Simulator, error) {
 		if q.Name == "" || q.Namespace == "" || q.ConsumePerPod < 0 || q.Initial < 0 {
 			return nil, fmt.Errorf("simulator: queue %+v: name and namespace required, rates not negative", q)
 		}
-		if err := q.Produce.Validate(); err != nil {
+		if err := validCurve(q.Produce); err != nil {
 			return nil, fmt.Errorf("simulator: queue %s: %w", q.Name, err)
 		}
 	}
@@ -295,4 +296,15 @@ func (s *Simulator) Status() Status {
 
 func requestLabels(s Service, pod string) map[string]string {
 	return map[string]string{"namespace": s.Namespace, "pod": pod, "service": s.Service}
+}
+
+// validCurve rejects a missing curve and an invalid Profile.
+func validCurve(c Curve) error {
+	if c == nil {
+		return errors.New("no rate curve")
+	}
+	if p, ok := c.(Profile); ok {
+		return p.Validate()
+	}
+	return nil
 }
