@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// curve is one named line of a panel.
+type curve struct {
+	name string
+	y    func(sample) float64
+	step bool // draw as a step function (replica counts)
+	dash bool
+}
+
+// panel is one stacked chart of the plot.
+type panel struct {
+	title, ylabel string
+	curves        []curve
+}
+
+// panels are the three charts: what is offered, what each replica sees
+// against its target, and the replica counts.
+func panels() []panel {
+	per := func(w string) func(sample) float64 { return func(s sample) float64 { return s.PerPod[w] } }
+	reps := func(w string) func(sample) float64 {
+		return func(s sample) float64 { return float64(s.W[w].Replicas) }
+	}
+	return []panel{
+		{"Offered load", "per second", []curve{
+			{name: "web requests", y: func(s sample) float64 { return s.Load["web"] }},
+			{name: "api requests", y: func(s sample) float64 { return s.Load["api"] }},
+			{name: "orders produced", y: func(s sample) float64 { return s.Produce }},
+			{name: "orders waiting (queue)", y: func(s sample) float64 { return s.Queue }, dash: true},
+		}},
+		{"Load per replica (HPA targets: web 10/pod, api 20/pod, queue 30/worker)", "per replica", []curve{
+			{name: "web req/s per pod", y: per("web")},
+			{name: "api req/s per pod", y: per("api")},
+			{name: "queue per worker", y: func(s sample) float64 {
+				if r := s.W["worker"].Ready; r > 0 {
+					return s.Queue / float64(r)
+				}
+				return s.Queue
+			}},
+		}},
+		{"Replicas (Deployment status)", "replicas", []curve{
+			{name: "web", y: reps("web"), step: true},
+			{name: "api", y: reps("api"), step: true},
+			{name: "worker", y: reps("worker"), step: true},
+		}},
+	}
+}
+
+// writePlot draws the panels over the samples into a PNG at path.
+func writePlot(path string, samples []sample) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create plot directory: %w", err)
+	}
+	ps := panels()
+	img := vgimg.New(12*vg.Inch, 11*vg.Inch)
+	dc := draw.New(img)
+	// Fill the background; vgimg starts transparent.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	tiles := draw.Tiles{Rows: len(ps), Cols: 1, PadTop: vg.Points(8), PadBottom: vg.Points(8),
+		PadLeft: vg.Points(8), PadRight: vg.Points(8), PadY: vg.Points(12)}
+	for i, pn := range ps {
+		p, err := buildPanel(pn, samples)
+		if err != nil {
+			return err
+		}
+		p.Draw(tiles.At(dc, 0, i))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create plot: %w", err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write plot: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write plot: %w", err)
+	}
+	return nil
+}
+
+// buildPanel returns the plot of one panel.
+func buildPanel(pn panel, samples []sample) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = pn.title
+	p.X.Label.Text = "time since the traffic started (s)"
+	p.Y.Label.Text = pn.ylabel
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	for i, c := range pn.curves {
+		xys := make(plotter.XYs, len(samples))
+		for j, s := range samples {
+			xys[j].X, xys[j].Y = s.T.Seconds(), c.y(s)
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", c.name, err)
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		if c.step {
+			l.StepStyle = plotter.PostStep
+			l.Width = vg.Points(2)
+		}
+		if c.dash {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l)
+		p.Legend.Add(c.name, l)
+	}
+	return p, nil
+}

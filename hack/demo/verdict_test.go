@@ -1,0 +1,53 @@
+package main
+
+import "testing"
+
+// series builds samples whose web replicas follow web and worker replicas
+// follow worker (same length).
+func series(web, worker []int32) []sample {
+	var out []sample
+	for i := range web {
+		out = append(out, sample{W: map[string]workloadState{
+			"web":    {Replicas: web[i], Desired: web[i]},
+			"worker": {Replicas: worker[i], Desired: worker[i]},
+			"api":    {Replicas: 1, Desired: 1},
+		}})
+	}
+	return out
+}
+
+func TestVerdict(t *testing.T) {
+	tests := []struct {
+		name        string
+		web, worker []int32
+		wantErr     bool
+		wantSettled bool
+	}{
+		{"both up and down", []int32{1, 3, 8, 4, 1}, []int32{1, 2, 6, 2, 1}, false, true},
+		{"never scaled", []int32{1, 1, 1}, []int32{1, 1, 1}, true, false},
+		{"web stuck high", []int32{1, 3, 8, 8, 8}, []int32{1, 2, 6, 2, 1}, true, false},
+		{"worker down then up again", []int32{1, 3, 1}, []int32{1, 4, 1, 3}[:3], false, true},
+		{"worker ends above start", []int32{1, 3, 1, 1}, []int32{1, 4, 1, 2}, true, false},
+		{"no samples", nil, nil, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := series(tt.web, tt.worker)
+			outs, err := verdict(s)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("verdict() error = %v, want error %v (outcomes %v)", err, tt.wantErr, outs)
+			}
+			if got := settled(s); got != tt.wantSettled {
+				t.Errorf("settled() = %v, want %v", got, tt.wantSettled)
+			}
+		})
+	}
+}
+
+func TestJudge(t *testing.T) {
+	o := judge(series([]int32{2, 5, 3, 2}, []int32{1, 1, 1, 1}), "web")
+	want := outcome{Name: "web", Start: 2, Max: 5, Final: 2, Up: true, Down: true}
+	if o != want {
+		t.Errorf("judge() = %+v, want %+v", o, want)
+	}
+}
