@@ -19,6 +19,12 @@ type collector struct {
 	seen   map[int]map[string]setKeys // rule position -> series name -> sets
 	series int
 	keyBuf []byte
+	names  map[nameKey]bool // memo of rules[rule].MetricName(series) matching
+}
+
+type nameKey struct {
+	rule   int
+	series string
 }
 
 type labelSet struct {
@@ -29,7 +35,7 @@ type labelSet struct {
 type setKeys map[string]struct{}
 
 func newCollector(rules []*naming.Rule) *collector {
-	return &collector{rules: rules, sets: map[string]*labelSet{}, seen: map[int]map[string]setKeys{}}
+	return &collector{rules: rules, sets: map[string]*labelSet{}, seen: map[int]map[string]setKeys{}, names: map[nameKey]bool{}}
 }
 
 // add records one series seen for the rules at positions idx (all sharing the
@@ -38,7 +44,12 @@ func (c *collector) add(idx []int, name string, labelNames []string) {
 	c.series++
 	var setKey string
 	for _, i := range idx {
-		if _, ok := c.rules[i].MetricName(name); !ok {
+		ok, known := c.names[nameKey{i, name}]
+		if !known {
+			_, ok = c.rules[i].MetricName(name)
+			c.names[nameKey{i, name}] = ok
+		}
+		if !ok {
 			continue
 		}
 		if setKey == "" {

@@ -165,7 +165,7 @@ func (c *HTTPClient) Query(ctx context.Context, query string) (model.Vector, err
 
 // LabelValues implements Client.
 func (c *HTTPClient) LabelValues(ctx context.Context, label string, matches []string, start time.Time) ([]string, error) {
-	if !model.LabelName(label).IsValid() {
+	if !model.LegacyValidation.IsValidLabelName(label) {
 		return nil, fmt.Errorf("invalid label name %q", label)
 	}
 	form := url.Values{"match[]": matches}

@@ -159,7 +159,8 @@ func TestSeriesStream(t *testing.T) {
 	c, rec := newTestClient(t, VerbGET, "")
 	rec.body = `{"status":"success","data":[` +
 		`{"__name__":"http_requests_total","pod":"a","namespace":"n","service":"s"},` +
-		`{"namespace":"n","__name__":"queue_messages_ready","queue":"q"}],"warnings":["w"]}`
+		`{"namespace":"n","__name__":"queue_messages_ready","queue":"q"},` +
+		` { "__name__" : "esc\u0061ped" , "la\"bel":"v\"x" } ],"warnings":["w"]}`
 	type got struct {
 		name   string
 		labels string
@@ -173,7 +174,7 @@ func TestSeriesStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []got{{"http_requests_total", "namespace,pod,service"}, {"queue_messages_ready", "namespace,queue"}}
+	want := []got{{"http_requests_total", "namespace,pod,service"}, {"queue_messages_ready", "namespace,queue"}, {"escaped", `la"bel`}}
 	if fmt.Sprint(all) != fmt.Sprint(want) {
 		t.Errorf("series = %v, want %v", all, want)
 	}

@@ -55,29 +55,17 @@ func decodeSeriesArray(dec *json.Decoder, fn func(string, []string) error) error
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return fmt.Errorf("decode series: want array, got %v", tok)
 	}
+	var raw json.RawMessage
 	names := make([]string, 0, 16)
+	in := interner{}
 	for dec.More() {
-		if err := expectDelim(dec, '{'); err != nil {
-			return err
+		raw = raw[:0]
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("decode series: %w", err)
 		}
-		names = names[:0]
 		var metric string
-		for dec.More() {
-			label, err := stringToken(dec)
-			if err != nil {
-				return err
-			}
-			value, err := stringToken(dec)
-			if err != nil {
-				return err
-			}
-			if label == "__name__" {
-				metric = value
-				continue
-			}
-			names = append(names, label)
-		}
-		if err := expectDelim(dec, '}'); err != nil {
+		names, metric, err = labelNames(raw, names[:0], in)
+		if err != nil {
 			return err
 		}
 		slices.Sort(names)
@@ -86,6 +74,92 @@ func decodeSeriesArray(dec *json.Decoder, fn func(string, []string) error) error
 		}
 	}
 	return expectDelim(dec, ']')
+}
+
+// interner returns one string per distinct label name or metric name, so that
+// decoding a series allocates nothing once its names have been seen.
+type interner map[string]string
+
+const maxInterned = 1 << 14
+
+func (in interner) get(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(in) < maxInterned {
+		in[s] = s
+	}
+	return s
+}
+
+// labelNames parses one series, a JSON object of strings already validated by the
+// decoder, appending its label names but __name__ to names and returning __name__'s
+// value.
+func labelNames(obj []byte, names []string, in interner) ([]string, string, error) {
+	var metric string
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return names, "", fmt.Errorf("decode series: %w: want object", errUnexpectedToken)
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] != '}' {
+		key, next, err := jsonString(obj, i)
+		if err != nil {
+			return names, "", err
+		}
+		i = skipSpace(obj, next)
+		if i >= len(obj) || obj[i] != ':' {
+			return names, "", fmt.Errorf("decode series: %w: want ':'", errUnexpectedToken)
+		}
+		value, next, err := jsonString(obj, skipSpace(obj, i+1))
+		if err != nil {
+			return names, "", err
+		}
+		if string(key) == "__name__" {
+			metric = in.get(value)
+		} else {
+			names = append(names, in.get(key))
+		}
+		i = skipSpace(obj, next)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return names, metric, nil
+}
+
+// jsonString returns the content of the JSON string starting at obj[i] (unescaped,
+// which allocates only when it has escapes) and the index after it.
+func jsonString(obj []byte, i int) ([]byte, int, error) {
+	if i >= len(obj) || obj[i] != '"' {
+		return nil, i, fmt.Errorf("decode series: %w: want string", errUnexpectedToken)
+	}
+	escaped := false
+	for j := i + 1; j < len(obj); j++ {
+		switch obj[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			if !escaped {
+				return obj[i+1 : j], j + 1, nil
+			}
+			var s string
+			if err := json.Unmarshal(obj[i:j+1], &s); err != nil {
+				return nil, j + 1, fmt.Errorf("decode series: %w", err)
+			}
+			return []byte(s), j + 1, nil
+		}
+	}
+	return nil, len(obj), fmt.Errorf("decode series: %w: unterminated string", errUnexpectedToken)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 var errUnexpectedToken = errors.New("unexpected token")

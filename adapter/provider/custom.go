@@ -19,7 +19,8 @@ const apiCustom = "custom.metrics.k8s.io"
 
 // GetMetricByName implements provider.CustomMetricsProvider.
 func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValue, err error) {
-	defer p.observe(apiCustom, time.Now(), err)
+	start := time.Now()
+	defer func() { p.observe(apiCustom, start, err) }()
 	info, target, err := p.customTarget(ctx, info)
 	if err != nil {
 		return nil, err
@@ -52,7 +53,8 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 // namespace and the answer is filtered to the names: the same samples, with a query
 // whose size does not depend on the number of objects.
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValueList, err error) {
-	defer p.observe(apiCustom, time.Now(), err)
+	start := time.Now()
+	defer func() { p.observe(apiCustom, start, err) }()
 	info, target, err := p.customTarget(ctx, info)
 	if err != nil {
 		return nil, err
@@ -86,16 +88,22 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	}
 	byName := vec.byLabel(label)
 	items := make([]custom_metrics.MetricValue, 0, len(names))
+	var proto *custom_metrics.MetricValue // kind, API version and metric are the same for every item
 	for _, n := range names {
 		sample, ok := byName[n]
 		if !ok {
 			continue
 		}
-		v, err := p.metricValue(types.NamespacedName{Namespace: namespace, Name: n}, info, metricSelector, sample)
-		if err != nil {
-			return nil, err
+		if proto == nil {
+			if proto, err = p.metricValue(types.NamespacedName{Namespace: namespace, Name: n}, info, metricSelector, sample); err != nil {
+				return nil, err
+			}
 		}
-		items = append(items, *v)
+		v := *proto
+		v.DescribedObject.Name = n
+		v.Timestamp = sample.timestamp
+		v.Value = sample.quantity()
+		items = append(items, v)
 	}
 	if len(items) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(info.GroupResource, info.Metric, "*", selector)

@@ -18,7 +18,8 @@ var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 // GetExternalMetric implements provider.ExternalMetricsProvider. Every sample of the
 // answer becomes one item carrying all its labels and its own timestamp.
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (_ *external_metrics.ExternalMetricValueList, err error) {
-	defer p.observe(apiExternal, time.Now(), err)
+	start := time.Now()
+	defer func() { p.observe(apiExternal, start, err) }()
 	target, ok := p.opts.Registry.Registry().External(info.Metric)
 	if !ok && p.opts.Registry.DiscoverExternal(ctx, info.Metric) {
 		target, ok = p.opts.Registry.Registry().External(info.Metric)

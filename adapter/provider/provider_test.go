@@ -46,6 +46,7 @@ externalRules:
 var pods = schema.GroupResource{Resource: "pods"}
 
 type fixture struct {
+	reg      *prometheus.Registry
 	prom     *promfake.Client
 	lister   *objfake.Lister
 	provider *Provider
@@ -88,7 +89,8 @@ func newFixture(t *testing.T, threshold int) *fixture {
 	if err := d.Relist(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: prometheus.NewRegistry()})
+	f.reg = prometheus.NewRegistry()
+	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,3 +251,40 @@ func TestQuantityRange(t *testing.T) {
 }
 
 func metaNow() metav1.Time { return metav1.NewTime(time.Unix(0, 0)) }
+
+func TestRequestOutcomesAreRecorded(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	name := types.NamespacedName{Namespace: "ns", Name: "p"}
+	_, _ = f.provider.GetMetricByName(ctx, name, info("no_such_metric"), labels.Everything())
+	_, _ = f.provider.GetExternalMetric(ctx, "ns", labels.Everything(), provider.ExternalMetricInfo{Metric: "nope"})
+	f.prom.Answers = map[string]model.Vector{`sum(rate(http_requests_total{namespace="ns",pod="p"}[2m])) by (pod)`: {sample(model.Metric{"pod": "p"}, 1, 1)}}
+	if _, err := f.provider.GetMetricByName(ctx, name, info("http_requests_per_second"), labels.Everything()); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "ebbflow_adapter_api_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			key := ""
+			for _, l := range m.GetLabel() {
+				key += l.GetName() + "=" + l.GetValue() + " "
+			}
+			got[strings.TrimSpace(key)] = m.GetHistogram().GetSampleCount()
+		}
+	}
+	want := map[string]uint64{
+		"group=custom.metrics.k8s.io outcome=not_found":   1,
+		"group=external.metrics.k8s.io outcome=not_found": 1,
+		"group=custom.metrics.k8s.io outcome=success":     1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("recorded outcomes %v, want %v", got, want)
+	}
+}
