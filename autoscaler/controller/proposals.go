@@ -38,8 +38,8 @@ func (p *pass) proposals(ctx context.Context, in metricInputs) ([]decision.Propo
 	for i, spec := range specs {
 		prop, status, err := p.evaluate(ctx, in, spec)
 		if err != nil {
-			prop = decision.Failure(spec, err)
-			p.warn(prop.Condition.Reason, strings.TrimPrefix(prop.Condition.Message, failurePrefix))
+			props[i] = decision.Failure(spec, err)
+			p.warn(props[i].Condition.Reason, strings.TrimPrefix(props[i].Condition.Message, failurePrefix))
 			continue
 		}
 		props[i], statuses[i] = prop, status
