@@ -7,14 +7,18 @@
 // autoscaler/generated (clientset, informers, listers); regenerate with
 // hack/update-codegen.sh.
 //
-// CRD validation comes from two places. Markers on these types give the
-// top-level bounds (maxReplicas >= 1, minReplicas >= 0), the required fields
-// and the CEL rules that span fields (minReplicas <= maxReplicas, scale to
-// zero only with an Object or External metric, the metric source matching
-// metrics[].type, the target types each source supports). The HPA types
-// nested in the spec come from k8s.io/api and carry no kubebuilder markers, so
-// their enums and bounds (metric and target types, selectPolicy, policy
-// types, stabilizationWindowSeconds 0..3600, periodSeconds 1..1800) are a
+// CRD validation follows kube-apiserver's HPA validation
+// (pkg/apis/autoscaling/validation) so that what an HPA accepts an
+// Autoscaler accepts, and what it rejects is rejected too (the exceptions
+// are listed in manifests/autoscaler/README.md). It comes from two places.
+// Markers on these types give the top-level bounds (maxReplicas >= 1,
+// minReplicas >= 0, defaulting to 1), the required fields and the CEL rules
+// that span fields (minReplicas <= maxReplicas, scale to zero only with an
+// Object or External metric, the metric source matching metrics[].type, the
+// target values each source needs). The HPA types nested in the spec come
+// from k8s.io/api and carry no kubebuilder markers, so their enums and bounds
+// (metric, target, policy and selectPolicy types, stabilizationWindowSeconds
+// 0..3600, periodSeconds 1..1800, positive targets, non-empty names) are a
 // JSON patch, manifests/autoscaler/crd-schema-patch.yaml, that
 // hack/update-codegen.sh applies to controller-gen's output.
 //

@@ -19,7 +19,7 @@ import (
 // +kubebuilder:resource:scope=Namespaced,shortName=eas,categories={all,ebbflow,autoscaling}
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.scaleTargetRef.kind`,description="Kind of the scale target"
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.scaleTargetRef.name`,description="Name of the scale target"
-// +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.spec.minReplicas`,description="Lower replica limit (1 when empty)"
+// +kubebuilder:printcolumn:name="Min",type=integer,JSONPath=`.spec.minReplicas`,description="Lower replica limit"
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.maxReplicas`,description="Upper replica limit"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`,description="Replicas the target had at the last evaluation"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`,description="Replicas last decided"
@@ -47,21 +47,25 @@ type Autoscaler struct {
 // (same names, types, JSON and defaults), so that an HPA spec can be pasted
 // unchanged. HPASpec and FromHPASpec convert without loss.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="maxReplicas must be greater than or equal to minReplicas",fieldPath=".maxReplicas",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".minReplicas",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=".maxReplicas",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".metrics",reason=FieldValueForbidden
 type AutoscalerSpec struct {
 	// scaleTargetRef points to the target resource to scale (any resource
 	// with a /scale subresource), whose pods are the ones metrics are
 	// collected for and whose replica count is changed.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.apiVersion) && self.apiVersion != ''",message="apiVersion must specify API group",fieldPath=".apiVersion",reason=FieldValueRequired
+	// +kubebuilder:validation:XValidation:rule="!(self.kind in ['.', '..']) && !self.kind.contains('/') && !self.kind.contains('%') && !(self.name in ['.', '..']) && !self.name.contains('/') && !self.name.contains('%')",message="kind and name may not be '.' or '..' and may not contain '/' or '%'"
 	ScaleTargetRef autoscalingv2.CrossVersionObjectReference `json:"scaleTargetRef"`
 
 	// minReplicas is the lower limit for the number of replicas to which the
-	// autoscaler can scale down. It defaults to 1 pod. It may be 0 when at
-	// least one Object or External metric is configured; scaling is then
-	// active as long as at least one metric value is available.
+	// autoscaler can scale down. It defaults to 1 pod (the API server sets
+	// it, as for an HPA). It may be 0 when at least one Object or External
+	// metric is configured; scaling is then active as long as at least one
+	// metric value is available.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// maxReplicas is the upper limit for the number of replicas to which the
@@ -71,16 +75,20 @@ type AutoscalerSpec struct {
 	MaxReplicas int32 `json:"maxReplicas"`
 
 	// metrics are the metrics the desired replica count is computed from
-	// (the largest count over all metrics wins). If not set, the default is
-	// 80% average CPU utilization.
+	// (the largest count over all metrics wins). If not set, the API server
+	// sets the default, 80% average CPU utilization, as for an HPA. At most
+	// 100 (an HPA has no limit): the bound lets the API server afford the
+	// per-metric CEL rules.
 	// +listType=atomic
 	// +optional
-	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate exactly the metric source named by type (resource, containerResource, pods, object or external)"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || self.resource.target.type in ['Utilization', 'AverageValue']",message="resource metrics support the target types Utilization and AverageValue"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || self.containerResource.target.type in ['Utilization', 'AverageValue']",message="containerResource metrics support the target types Utilization and AverageValue"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.pods) || self.pods.target.type == 'AverageValue'",message="pods metrics support only the target type AverageValue"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.object) || self.object.target.type in ['Value', 'AverageValue']",message="object metrics support the target types Value and AverageValue"
-	// +kubebuilder:validation:items:XValidation:rule="!has(self.external) || self.external.target.type in ['Value', 'AverageValue']",message="external metrics support the target types Value and AverageValue"
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:default={{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}}
+	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate the given metric source only (the field named by type: resource, containerResource, pods, object or external)"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || has(self.resource.target.averageUtilization) != has(self.resource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".resource.target"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || has(self.containerResource.target.averageUtilization) != has(self.containerResource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".containerResource.target"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.pods) || has(self.pods.target.averageValue)",message="must specify a positive target averageValue",fieldPath=".pods.target.averageValue",reason=FieldValueRequired
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.object) || has(self.object.target.value) || has(self.object.target.averageValue)",message="must set either a target value or averageValue",fieldPath=".object.target",reason=FieldValueRequired
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.external) || has(self.external.target.value) != has(self.external.target.averageValue)",message="must set either a target value for metric or a per-pod target, not both",fieldPath=".external.target"
 	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
 
 	// behavior configures the scaling behavior of the target in both the up
