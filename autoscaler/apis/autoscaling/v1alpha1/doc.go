@@ -12,7 +12,8 @@
 // Autoscaler accepts, and what it rejects is rejected too (the exceptions
 // are listed in manifests/autoscaler/README.md). It comes from two places.
 // Markers on these types give the top-level bounds (maxReplicas >= 1,
-// minReplicas >= 0, defaulting to 1), the required fields and the CEL rules
+// minReplicas >= 0 defaulting to 1, metrics defaulting to 80% CPU as for an
+// HPA, at most 100 metrics), the required fields and the CEL rules
 // that span fields (minReplicas <= maxReplicas, scale to zero only with an
 // Object or External metric, the metric source matching metrics[].type, the
 // target values each source needs). The HPA types nested in the spec come
