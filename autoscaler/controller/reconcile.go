@@ -94,6 +94,8 @@ func (c *Controller) reconcile(ctx context.Context, key string, b Backend, obj *
 		}
 		in.Proposals, statuses = p.proposals(ctx, mi)
 	}
+	// Upstream reads the clock again when it normalizes, after the metrics.
+	in.Normalize.Now = c.deps.Clock.Now()
 	return p.apply(ctx, sc, decision.Decide(in), statuses)
 }
 
@@ -120,7 +122,6 @@ func (p *pass) decisionInput(current int32) decision.Input {
 			DownscaleStabilizationWindow: p.c.cfg.DownscaleStabilization,
 			Recommendations:              p.hist.recommendations,
 			Events:                       p.hist.events,
-			Now:                          p.now,
 		},
 	}
 }
