@@ -40,19 +40,23 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 	}
 	a := shared.DeepCopy()
 	return &Object{
-		Namespace:  a.Namespace,
-		Name:       a.Name,
-		Generation: a.Generation,
-		Spec:       v1alpha1.ToHPASpec(&a.Spec),
-		Status:     v1alpha1.ToHPAStatus(&a.Status),
-		Source:     a,
+		Namespace:       a.Namespace,
+		Name:            a.Name,
+		Generation:      a.Generation,
+		ResourceVersion: a.ResourceVersion,
+		Spec:            v1alpha1.ToHPASpec(&a.Spec),
+		Status:          v1alpha1.ToHPAStatus(&a.Status),
+		Source:          a,
 	}, nil
 }
 
 // UpdateStatus implements Backend.
-func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) error {
+func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (string, error) {
 	a := obj.Source.(*v1alpha1.Autoscaler).DeepCopy()
 	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
-	_, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
-	return err
+	updated, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return updated.ResourceVersion, nil
 }

@@ -14,8 +14,10 @@ type Object struct {
 	Namespace  string
 	Name       string
 	Generation int64
-	Spec       autoscalingv2.HorizontalPodAutoscalerSpec
-	Status     autoscalingv2.HorizontalPodAutoscalerStatus
+	// ResourceVersion is the version the informer's cache holds.
+	ResourceVersion string
+	Spec            autoscalingv2.HorizontalPodAutoscalerSpec
+	Status          autoscalingv2.HorizontalPodAutoscalerStatus
 	// Source is the API object (a deep copy): events are recorded on it and
 	// Backend.UpdateStatus writes it back.
 	Source runtime.Object
@@ -32,6 +34,7 @@ type Backend interface {
 	// Get returns a deep copy of the object from the informer's cache, or a
 	// NotFound API error.
 	Get(namespace, name string) (*Object, error)
-	// UpdateStatus writes obj.Status through the status subresource.
-	UpdateStatus(ctx context.Context, obj *Object) error
+	// UpdateStatus writes obj.Status through the status subresource and
+	// returns the object's new resource version.
+	UpdateStatus(ctx context.Context, obj *Object) (string, error)
 }

@@ -61,6 +61,7 @@ type Controller struct {
 	due      dueTimes
 	state    *stateStore
 	tracker  *selectorTracker
+	writes   *writeTracker
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -80,6 +81,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		due:     dueTimes{at: map[string]time.Time{}},
 		state:   newStateStore(),
 		tracker: newSelectorTracker(),
+		writes:  newWriteTracker(),
 	}
 	for _, b := range backends {
 		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {

@@ -39,19 +39,23 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 	}
 	hpa := shared.DeepCopy()
 	return &Object{
-		Namespace:  hpa.Namespace,
-		Name:       hpa.Name,
-		Generation: hpa.Generation,
-		Spec:       hpa.Spec,
-		Status:     *hpa.Status.DeepCopy(),
-		Source:     hpa,
+		Namespace:       hpa.Namespace,
+		Name:            hpa.Name,
+		Generation:      hpa.Generation,
+		ResourceVersion: hpa.ResourceVersion,
+		Spec:            hpa.Spec,
+		Status:          *hpa.Status.DeepCopy(),
+		Source:          hpa,
 	}, nil
 }
 
 // UpdateStatus implements Backend.
-func (b *HPABackend) UpdateStatus(ctx context.Context, obj *Object) error {
+func (b *HPABackend) UpdateStatus(ctx context.Context, obj *Object) (string, error) {
 	hpa := obj.Source.(*autoscalingv2.HorizontalPodAutoscaler).DeepCopy()
 	hpa.Status = obj.Status
-	_, err := b.client.HorizontalPodAutoscalers(obj.Namespace).UpdateStatus(ctx, hpa, metav1.UpdateOptions{})
-	return err
+	updated, err := b.client.HorizontalPodAutoscalers(obj.Namespace).UpdateStatus(ctx, hpa, metav1.UpdateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return updated.ResourceVersion, nil
 }

@@ -39,6 +39,9 @@ func (c *Controller) sync(ctx context.Context, key string) (deleted bool, err er
 	if err != nil {
 		return false, err
 	}
+	if err := c.writes.ensureSeen(key, obj.ResourceVersion); err != nil {
+		return false, err
+	}
 	c.tracker.register(key)
 	start := c.deps.Clock.Now()
 	err = c.reconcile(ctx, key, b, obj)
@@ -49,6 +52,7 @@ func (c *Controller) sync(ctx context.Context, key string) (deleted bool, err er
 // forget drops everything the controller remembers about key.
 func (c *Controller) forget(key string) {
 	c.state.delete(key)
+	c.writes.forget(key)
 	c.tracker.remove(key)
 	c.due.forget(key)
 }
@@ -202,10 +206,12 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	if apiequality.Semantic.DeepEqual(p.original, &p.obj.Status) {
 		return nil
 	}
-	if err := p.b.UpdateStatus(ctx, p.obj); err != nil {
+	rv, err := p.b.UpdateStatus(ctx, p.obj)
+	if err != nil {
 		p.warn("FailedUpdateStatus", err.Error())
 		return fmt.Errorf("failed to update status for %s: %w", p.obj.Name, err)
 	}
+	p.c.writes.wrote(p.key, rv)
 	klog.FromContext(ctx).V(2).Info("Successfully updated status")
 	return nil
 }
