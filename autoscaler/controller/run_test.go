@@ -22,17 +22,7 @@ func TestRunEvaluatesAndShutsDown(t *testing.T) {
 	f := newFixture(t)
 	f.target("web", 2, 2)
 	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
-	for i := range 2 {
-		started := metav1.NewTime(start.Add(-time.Hour))
-		_, err := f.kube.CoreV1().Pods("ns").Create(context.Background(), &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: podName("web", i), Namespace: "ns", Labels: map[string]string{"app": "web"}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started, Conditions: []corev1.PodCondition{
-				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	createPods(t, f, "web", 2)
 	if _, err := f.kube.AutoscalingV2().HorizontalPodAutoscalers("ns").Create(context.Background(),
 		newHPA("web", "web", 1, 10, podsMetric("qps", "10")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -131,4 +121,20 @@ func waitLen(c *Controller, n int) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// createPods creates n running, ready pods through the fake API.
+func createPods(t *testing.T, f *fixture, name string, n int) {
+	t.Helper()
+	for i := range n {
+		started := metav1.NewTime(start.Add(-time.Hour))
+		_, err := f.kube.CoreV1().Pods("ns").Create(context.Background(), &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: podName(name, i), Namespace: "ns", Labels: map[string]string{"app": name}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started, Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: started}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
