@@ -43,6 +43,10 @@ DEMO_FLAGS ?=
 demo:
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) run ./hack/demo $(DEMO_FLAGS)
 
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus, ebbflow-adapter
+test-e2e:
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m ./test/cluster/... ./test/e2e/...
+
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
