@@ -33,7 +33,7 @@ var start = time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
 // in the style of sample-controller's tests: nothing runs in the background;
 // tests call sync and inspect the recorded actions and events.
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	kube     *kubefake.Clientset
 	scales   *scalefake.FakeScaleClient
 	targets  map[string]*autoscalingv1.Scale // by deployment name
@@ -45,7 +45,7 @@ type fixture struct {
 	cfg      Config
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	f := &fixture{
 		t:        t,
 		kube:     kubefake.NewClientset(),
