@@ -102,3 +102,54 @@ func TestStartStop(t *testing.T) {
 		t.Errorf("work directory %s not removed: %v", dir, err)
 	}
 }
+
+// TestStartFailureStopsEverything makes the last step fail (the adapter
+// rejects a rule whose regexp does not compile) and checks that Start
+// reports the adapter's complaint and leaves no process behind.
+func TestStartFailureStopsEverything(t *testing.T) {
+	dir := t.TempDir()
+	bad := `
+rules:
+- seriesQuery: 'up'
+  resources: {overrides: {}}
+  name: {matches: "([", as: "x"}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+`
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{RulesYAML: []byte(bad), Nodes: 1, Dir: dir})
+	if err == nil {
+		_ = c.Stop()
+		t.Fatal("Start succeeded with an invalid rule file")
+	}
+	t.Logf("Start error: %v", err)
+	if !strings.Contains(err.Error(), "ebbflow-adapter exited") {
+		t.Errorf("error does not say the adapter exited: %v", err)
+	}
+	if left := processesUsing(t, dir); len(left) > 0 {
+		t.Errorf("processes left after failed Start: %v", left)
+	}
+}
+
+// processesUsing returns the command lines of live processes that mention dir.
+func processesUsing(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(cmdline), dir) {
+			found = append(found, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}
