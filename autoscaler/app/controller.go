@@ -96,8 +96,7 @@ func (c CompletedConfig) runController(ctx context.Context) error {
 		Scales:      scales,
 		Mapper:      mapper,
 		Metrics:     mc,
-		Pods:        pods.Lister(),
-		PodsSynced:  pods.Informer().HasSynced,
+		Pods:        pods.Informer(),
 		Recorder:    broadcaster.NewRecorder(c.Scheme, corev1.EventSource{Component: "ebbflow-autoscaler"}),
 		SelfMetrics: self,
 	}, backends...)

@@ -11,7 +11,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -40,14 +39,14 @@ type Config struct {
 // Deps are the controller's collaborators. All are required except Clock
 // (default: the real clock).
 type Deps struct {
-	Scales   scale.ScalesGetter
-	Mapper   apimeta.RESTMapper
-	Metrics  metrics.Client
-	Pods     corelisters.PodLister
+	Scales  scale.ScalesGetter
+	Mapper  apimeta.RESTMapper
+	Metrics metrics.Client
+	// Pods is the shared pod informer; New adds an index to it, so it must
+	// not have been started yet.
+	Pods     cache.SharedIndexInformer
 	Recorder record.EventRecorder
 	Clock    clock.WithTicker
-	// PodsSynced reports whether the pod informer has synced.
-	PodsSynced cache.InformerSynced
 	// SelfMetrics records the controller's own metrics (see NewSelfMetrics).
 	SelfMetrics *SelfMetrics
 }
@@ -62,6 +61,7 @@ type Controller struct {
 	state    *stateStore
 	tracker  *selectorTracker
 	writes   *writeTracker
+	pods     *podSource
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -83,6 +83,11 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		tracker: newSelectorTracker(),
 		writes:  newWriteTracker(),
 	}
+	pods, err := newPodSource(deps.Pods)
+	if err != nil {
+		return nil, err
+	}
+	c.pods = pods
 	for _, b := range backends {
 		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
 			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())
@@ -100,7 +105,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
-	synced := []cache.InformerSynced{c.deps.PodsSynced}
+	synced := []cache.InformerSynced{c.deps.Pods.HasSynced}
 	for _, b := range c.backends {
 		synced = append(synced, b.Informer().HasSynced)
 	}

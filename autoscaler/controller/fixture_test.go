@@ -94,7 +94,7 @@ func (f *fixture) build(backends ...Backend) *Controller {
 	}
 	c, err := New(f.cfg, Deps{
 		Scales: f.scales, Mapper: mapper, Metrics: f.metrics,
-		Pods: pods.Lister(), PodsSynced: pods.Informer().HasSynced,
+		Pods:     pods.Informer(),
 		Recorder: f.recorder, Clock: f.clock,
 	}, backends...)
 	if err != nil {

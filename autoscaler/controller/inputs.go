@@ -34,7 +34,7 @@ func (p *pass) metricInputs(sc *autoscalingv1.Scale) (metricInputs, error) {
 	if !p.c.tracker.update(p.key, sel) {
 		return metricInputs{}, fmt.Errorf("autoscaler %s/%s was deleted during reconciliation", p.obj.Namespace, p.obj.Name)
 	}
-	pods, err := p.c.deps.Pods.Pods(p.obj.Namespace).List(sel)
+	pods, err := p.c.pods.list(p.obj.Namespace, sel)
 	if err != nil {
 		return metricInputs{}, fmt.Errorf("unable to get pods while calculating replica count: %w", err)
 	}
