@@ -60,7 +60,8 @@ type Options struct {
 	// AdapterRelistInterval is the adapter's --metrics-relist-interval
 	// (default 10s).
 	AdapterRelistInterval time.Duration
-	// Log receives progress lines with timings; nil discards them.
+	// Log receives progress lines with timings (one Write per line, never
+	// concurrently) during Start; nil discards them.
 	Log io.Writer
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
 	// means a new temporary directory that Stop removes; a given Dir is kept.
@@ -100,6 +101,8 @@ type Cluster struct {
 	restConfig      *rest.Config
 	client          kubernetes.Interface
 	prom            *promtest.Server
+
+	logMu sync.Mutex // serializes writes to opts.Log
 
 	mu      sync.Mutex
 	procs   map[string]*process
@@ -257,6 +260,8 @@ func (c *Cluster) startPrometheus(ctx context.Context) error {
 }
 
 func (c *Cluster) logf(format string, args ...any) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
 	fmt.Fprintf(c.opts.Log, "%s cluster: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 

@@ -38,6 +38,9 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, p *process
 		case <-done:
 			return fmt.Errorf("waiting for %s: %w", what, p.exitError())
 		case <-ctx.Done():
+			if p != nil {
+				return fmt.Errorf("waiting for %s (last error: %v): %w; %s log tail:\n%s", what, last, ctx.Err(), p.name, logTail(p.logPath, 20))
+			}
 			return fmt.Errorf("waiting for %s (last error: %v): %w", what, last, ctx.Err())
 		case <-t.C:
 		}
