@@ -21,6 +21,7 @@ import (
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 	"k8s.io/utils/clock"
 
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/controller"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -62,6 +63,9 @@ func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.D
 // runController wires informers, clients and the controller and runs it
 // until ctx ends.
 func (c CompletedConfig) runController(ctx context.Context) error {
+	if err := c.checkCRD(); err != nil {
+		return err
+	}
 	cached := memory.NewMemCacheClient(c.Kube.Discovery())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, mapperResetInterval)
@@ -108,6 +112,19 @@ func (c CompletedConfig) runController(ctx context.Context) error {
 	defer kubeInformers.Shutdown()
 	defer ebbflowInformers.Shutdown()
 	return ctrl.Run(ctx)
+}
+
+// checkCRD fails fast when Autoscalers are to be reconciled but their API is
+// not served: the informer would otherwise wait for ever.
+func (c CompletedConfig) checkCRD() error {
+	if !c.Options.Autoscalers {
+		return nil
+	}
+	gv := v1alpha1.SchemeGroupVersion.String()
+	if _, err := c.Kube.Discovery().ServerResourcesForGroupVersion(gv); err != nil {
+		return fmt.Errorf("%s is not served (is the Autoscaler CRD installed? --autoscalers=false skips it): %w", gv, err)
+	}
+	return nil
 }
 
 func (c CompletedConfig) controllerConfig() controller.Config {

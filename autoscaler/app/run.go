@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -74,8 +75,12 @@ func (c CompletedConfig) runElected(ctx context.Context, watchdog *leaderelectio
 		Client:     c.Kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
 	}
+	// The elector stops when ctx ends or when the controller returns by
+	// itself (an error): then the lease is released.
+	electCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
-	started := false
+	var started atomic.Bool
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   le.LeaseDuration.Duration,
@@ -86,9 +91,10 @@ func (c CompletedConfig) runElected(ctx context.Context, watchdog *leaderelectio
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				started = true
+				started.Store(true)
 				logger.Info("Became leader", "identity", c.Identity)
 				done <- c.runController(ctx)
+				stop()
 			},
 			OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", c.Identity) },
 		},
@@ -96,13 +102,13 @@ func (c CompletedConfig) runElected(ctx context.Context, watchdog *leaderelectio
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
 	}
-	elector.Run(ctx)
-	if !started {
+	elector.Run(electCtx)
+	if !started.Load() {
 		return nil
 	}
 	err = <-done
-	if ctx.Err() == nil {
-		return errors.Join(errors.New("leader election lost"), err)
+	if err == nil && ctx.Err() == nil {
+		return errors.New("leader election lost")
 	}
 	return err
 }
