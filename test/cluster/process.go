@@ -105,16 +105,6 @@ func (p *process) exitError() error {
 	return fmt.Errorf("%s exited (%v); log tail:\n%s", p.name, p.err, logTail(p.logPath, 30))
 }
 
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // freePorts returns n distinct free loopback ports. All listeners are held
 // until every port is chosen, so the ports differ from each other.
 func freePorts(n int) ([]int, error) {
