@@ -64,7 +64,10 @@ type Options struct {
 	// concurrently) during Start; nil discards them.
 	Log io.Writer
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
-	// means a new temporary directory that Stop removes; a given Dir is kept.
+	// means a new temporary directory that Stop removes. A given Dir is kept
+	// after Stop. It must be empty or a Dir of an earlier cluster, whose
+	// state Start removes first, so every cluster starts from empty etcd and
+	// Prometheus data.
 	Dir string
 }
 
@@ -133,8 +136,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, fmt.Errorf("cluster: create work directory: %w", err)
 		}
 		c.ownsDir = true
-	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cluster: create work directory: %w", err)
+	} else if err := prepareDir(c.dir); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if c.dir, err = filepath.Abs(c.dir); err != nil {
 		return nil, fmt.Errorf("cluster: work directory: %w", err)
@@ -272,4 +275,37 @@ func (c *Cluster) setProc(name string, p *process) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.procs[name] = p
+}
+
+// dirMarker marks a directory as a cluster work directory that Start may
+// clean.
+const dirMarker = ".ebbflow-cluster"
+
+// prepareDir creates dir, or removes from it what an earlier cluster wrote.
+// It refuses a non-empty directory that is not a cluster work directory, so
+// a wrong Dir never costs anyone their files.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create work directory: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read work directory: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, dirMarker)); err != nil && len(entries) > 0 {
+		return fmt.Errorf("work directory %s is not empty and was not made by a cluster (no %s)", dir, dirMarker)
+	}
+	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs"}
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter} {
+		stale = append(stale, comp+".log")
+	}
+	for _, name := range stale {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("clean work directory: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, dirMarker), []byte("ebbflow test/cluster work directory\n"), 0o644); err != nil {
+		return fmt.Errorf("mark work directory: %w", err)
+	}
+	return nil
 }

@@ -153,3 +153,37 @@ func processesUsing(t *testing.T, dir string) []string {
 	}
 	return found
 }
+
+func TestPrepareDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := prepareDir(dir); err != nil {
+		t.Fatalf("empty dir: %v", err)
+	}
+	stale := dir + "/etcd-data/member"
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/notes.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareDir(dir); err != nil {
+		t.Fatalf("earlier cluster dir: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale etcd data kept: %v", err)
+	}
+	if _, err := os.Stat(dir + "/notes.txt"); err != nil {
+		t.Errorf("unrelated file removed: %v", err)
+	}
+
+	foreign := t.TempDir()
+	if err := os.MkdirAll(foreign+"/adapter", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareDir(foreign); err == nil {
+		t.Error("prepareDir accepted a non-empty directory without marker")
+	}
+	if _, err := os.Stat(foreign + "/adapter"); err != nil {
+		t.Errorf("foreign directory touched: %v", err)
+	}
+}
