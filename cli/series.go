@@ -15,7 +15,7 @@ func ParseSeries(text string) (Series, error) {
 	text = strings.TrimSpace(text)
 	name, rest, hasLabels := strings.Cut(text, "{")
 	s.Name = strings.TrimSpace(name)
-	if !model.IsValidLegacyMetricName(s.Name) {
+	if !model.LegacyValidation.IsValidMetricName(s.Name) {
 		return s, fmt.Errorf("series %q: invalid metric name %q", text, s.Name)
 	}
 	if !hasLabels {
@@ -35,7 +35,7 @@ func ParseSeries(text string) (Series, error) {
 			return s, fmt.Errorf("series %q: want label=\"value\"", text)
 		}
 		label = strings.TrimSpace(label)
-		if !model.LabelName(label).IsValidLegacy() {
+		if !model.LegacyValidation.IsValidLabelName(label) {
 			return s, fmt.Errorf("series %q: invalid label name %q", text, label)
 		}
 		value, remaining, err := unquotePrefix(strings.TrimSpace(after))
