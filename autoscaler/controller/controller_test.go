@@ -351,7 +351,37 @@ func TestQueueKeys(t *testing.T) {
 	if _, _, _, err := splitKey("nope"); err == nil {
 		t.Error("invalid key accepted")
 	}
-	if got := fmt.Sprint(objectNames([]string{"HorizontalPodAutoscaler/ns/a"})); got != "[ns/a]" {
+	if got := fmt.Sprint(objectNames([]string{"Autoscaler/ns/a", "HorizontalPodAutoscaler/ns/a"})); got != "[Autoscaler/ns/a ns/a]" {
 		t.Errorf("objectNames = %s", got)
+	}
+}
+
+func TestFailedRescale(t *testing.T) {
+	f := newFixture(t)
+	f.target("web", 2, 2)
+	f.pods("web", 2)
+	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
+	hpa := newHPA("web", "web", 1, 10, podsMetric("qps", "10"))
+	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{} // scale events are recorded
+	f.seedHPA(hpa)
+	f.scales.PrependReactor("update", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("admission denied")
+	})
+	c := f.build()
+	_, err := f.sync(hpaKey)
+	if err == nil || err.Error() != "failed to rescale Deployment/ns/web: admission denied" {
+		t.Fatalf("sync error = %v", err)
+	}
+	want := []string{"Warning FailedRescale New size: 4; reason: pods metric qps above target; error: admission denied"}
+	if got := f.events(); !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+	st := f.statusUpdates()[0].Status
+	wantCondition(t, st, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedUpdateScale", "the HPA controller was unable to update the target scale: admission denied")
+	if st.DesiredReplicas != 0 || st.LastScaleTime != nil || st.CurrentReplicas != 2 {
+		t.Errorf("status = %+v; want the previous desired count and no scale time", st)
+	}
+	if h, _ := c.state.peek(hpaKey); len(h.events.Up)+len(h.events.Down) != 0 {
+		t.Errorf("a failed rescale was recorded: %+v", h.events)
 	}
 }

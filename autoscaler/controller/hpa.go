@@ -25,8 +25,11 @@ func NewHPABackend(informer autoscalinginformers.HorizontalPodAutoscalerInformer
 	return &HPABackend{informer: informer.Informer(), lister: informer.Lister(), client: client}
 }
 
+// hpaKind is the Kind of HPABackend.
+const hpaKind = "HorizontalPodAutoscaler"
+
 // Kind implements Backend.
-func (b *HPABackend) Kind() string { return "HorizontalPodAutoscaler" }
+func (b *HPABackend) Kind() string { return hpaKind }
 
 // Informer implements Backend.
 func (b *HPABackend) Informer() cache.SharedIndexInformer { return b.informer }

@@ -63,11 +63,17 @@ func (p *pass) metricInputs(sc *autoscalingv1.Scale) (metricInputs, error) {
 	}, nil
 }
 
-// objectNames turns queue keys into namespace/name, as upstream names HPAs.
+// objectNames names the objects behind queue keys: namespace/name for
+// HorizontalPodAutoscalers, as upstream does, and Kind/namespace/name for
+// other kinds.
 func objectNames(keys []string) []string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
-		_, out[i], _ = strings.Cut(k, "/")
+		kind, rest, _ := strings.Cut(k, "/")
+		out[i] = k
+		if kind == hpaKind {
+			out[i] = rest
+		}
 	}
 	return out
 }
