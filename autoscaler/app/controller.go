@@ -57,7 +57,7 @@ func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.D
 		return nil, fmt.Errorf("external metrics client: %w", err)
 	}
 	rest := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(c.Rest, mapper, apis), external)
-	return metrics.NewDeduplicated(rest, c.Options.MetricsDedupWindow, clock.RealClock{}), nil
+	return metrics.NewDeduplicated(rest, c.Options.EffectiveDedupWindow(), clock.RealClock{}), nil
 }
 
 // runController wires informers, clients and the controller and runs it

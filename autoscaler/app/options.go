@@ -41,6 +41,8 @@ type Options struct {
 	HPAMode     string
 	Autoscalers bool
 	// MetricsDedupWindow is how long an answer from the metrics APIs is
+	// reused for identical questions; negative means a third of SyncPeriod
+	// (see EffectiveDedupWindow).
 	// reused for identical questions.
 	MetricsDedupWindow time.Duration
 
@@ -62,7 +64,7 @@ func NewOptions() *Options {
 		Workers:                 5,
 		HPAMode:                 HPAModeOff,
 		Autoscalers:             true,
-		MetricsDedupWindow:      5 * time.Second,
+		MetricsDedupWindow:      -1,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:       true,
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -91,7 +93,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
 	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
 	fs.BoolVar(&o.Autoscalers, "autoscalers", o.Autoscalers, "Reconcile autoscaling.ebbflow.dev Autoscalers (needs the CRD).")
-	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads. Must be shorter than the sync period.")
+	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads; negative (the default) means a third of the sync period. Must be shorter than the sync period.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /metrics.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 	logsapi.AddFlags(o.Logs, fs)
@@ -110,7 +112,6 @@ func (o *Options) Validate() []error {
 		"--horizontal-pod-autoscaler-downscale-stabilization":   o.DownscaleStabilization,
 		"--horizontal-pod-autoscaler-cpu-initialization-period": o.CPUInitializationPeriod,
 		"--horizontal-pod-autoscaler-initial-readiness-delay":   o.InitialReadinessDelay,
-		"--metrics-dedup-window":                                o.MetricsDedupWindow,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative", name))
@@ -125,7 +126,7 @@ func (o *Options) Validate() []error {
 	if o.HPAMode == HPAModeOff && !o.Autoscalers {
 		errs = append(errs, errors.New("nothing to reconcile: --hpa-mode=off and --autoscalers=false"))
 	}
-	if o.SyncPeriod > 0 && o.MetricsDedupWindow >= o.SyncPeriod {
+	if o.SyncPeriod > 0 && o.EffectiveDedupWindow() >= o.SyncPeriod {
 		errs = append(errs, errors.New("--metrics-dedup-window must be shorter than --horizontal-pod-autoscaler-sync-period"))
 	}
 	if o.LeaderElection.LeaderElect && o.LeaderElection.ResourceLock != "leases" {
@@ -135,4 +136,13 @@ func (o *Options) Validate() []error {
 		errs = append(errs, errors.New("--health-addr is required"))
 	}
 	return errs
+}
+
+// EffectiveDedupWindow is MetricsDedupWindow, or a third of the sync period
+// when it is negative.
+func (o *Options) EffectiveDedupWindow() time.Duration {
+	if o.MetricsDedupWindow < 0 {
+		return o.SyncPeriod / 3
+	}
+	return o.MetricsDedupWindow
 }

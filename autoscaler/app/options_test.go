@@ -28,6 +28,15 @@ func TestDefaultsAreKubeControllerManagers(t *testing.T) {
 		o.CPUInitializationPeriod != 5*time.Minute || o.InitialReadinessDelay != 30*time.Second || o.Workers != 5 {
 		t.Errorf("defaults = %+v", o)
 	}
+	if o.EffectiveDedupWindow() != 5*time.Second {
+		t.Errorf("dedup window = %v, want a third of the sync period", o.EffectiveDedupWindow())
+	}
+	if o := parse(t, "--horizontal-pod-autoscaler-sync-period=3s"); len(o.Validate()) != 0 || o.EffectiveDedupWindow() != time.Second {
+		t.Errorf("a short sync period: window %v, errors %v", o.EffectiveDedupWindow(), o.Validate())
+	}
+	if o := parse(t, "--metrics-dedup-window=0"); o.EffectiveDedupWindow() != 0 {
+		t.Errorf("explicit 0: window %v", o.EffectiveDedupWindow())
+	}
 	if o.HPAMode != HPAModeOff || o.HealthAddr != ":8080" || !o.LeaderElection.LeaderElect {
 		t.Errorf("defaults = %+v", o)
 	}
