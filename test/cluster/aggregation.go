@@ -9,11 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 )
@@ -174,11 +176,20 @@ func (c *Cluster) ensureAPIServices(ctx context.Context) error {
 		}}
 		_, err := client.Create(ctx, obj, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			var cur *unstructured.Unstructured
-			if cur, err = client.Get(ctx, name, metav1.GetOptions{}); err == nil {
+			// The availability controller writes status concurrently: retry
+			// conflicts, and leave an APIService whose spec is current alone.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := client.Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if equality.Semantic.DeepEqual(cur.Object["spec"], obj.Object["spec"]) {
+					return nil
+				}
 				cur.Object["spec"] = spec
 				_, err = client.Update(ctx, cur, metav1.UpdateOptions{})
-			}
+				return err
+			})
 		}
 		if err != nil {
 			return fmt.Errorf("apply APIService %s: %w", name, err)
