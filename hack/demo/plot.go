@@ -36,7 +36,7 @@ func panels() []panel {
 		return func(s sample) float64 { return float64(s.W[w].Replicas) }
 	}
 	return []panel{
-		{"Offered load", "per second", []curve{
+		{"Offered load and queue depth", "per second / messages", []curve{
 			{name: "web requests", y: func(s sample) float64 { return s.Load["web"] }},
 			{name: "api requests", y: func(s sample) float64 { return s.Load["api"] }},
 			{name: "orders produced", y: func(s sample) float64 { return s.Produce }},

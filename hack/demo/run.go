@@ -128,7 +128,9 @@ func play(ctx context.Context, o options, c kubernetes.Interface, sim *simulator
 				lastPrint, rows = now, rows+1
 			}
 			if s.T >= o.duration && (settled(samples) || s.T >= o.duration+o.settle) {
-				printRow(out, s)
+				if lastPrint != now {
+					printRow(out, s)
+				}
 				return samples, nil
 			}
 		}

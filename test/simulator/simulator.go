@@ -168,11 +168,13 @@ func (s *Simulator) Run(ctx context.Context) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	defer func() {
+		cancel() // the informers stop on cancel; shutdown waits for them
+		watches.shutdown()
+	}()
 	if err := watches.start(ctx); err != nil {
 		return err
 	}
-	defer watches.shutdown()
 	defer s.clear()
 
 	s.begin(s.cfg.Clock.Now())
