@@ -89,12 +89,15 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		abs, _ := filepath.Abs(path)
 		fmt.Fprintf(out, "demo: plot of load and replicas written to %s\n", abs)
 	}
+	if err := errors.Join(playErr, simErr); err != nil {
+		return err
+	}
 	outs, verdictErr := verdict(samples)
 	for _, oc := range outs {
 		fmt.Fprintf(out, "demo: %v\n", oc)
 	}
-	if err := errors.Join(playErr, simErr, verdictErr); err != nil {
-		return err
+	if verdictErr != nil {
+		return verdictErr
 	}
 	fmt.Fprintln(out, "demo: PASS: web and worker scaled up with the load and back down after it")
 	return nil
