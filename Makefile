@@ -18,8 +18,8 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
-## test: everything CI runs: static checks, unit tests (race, fuzz seeds), integration tests
-test: verify verify-manifests test-unit test-integration
+## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
+test: verify verify-manifests test-unit test-integration test-e2e
 
 ## test-unit: unit tests with the race detector; fuzz targets run their seed corpus
 test-unit:
