@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/client-go/tools/record"
@@ -45,19 +46,24 @@ func metaFor(namespace, name string) metav1.ObjectMeta {
 }
 
 // metricsClient builds the deduplicating client over the three metrics APIs.
+// Requests to the metrics APIs time out after one sync period: the custom and
+// external clients take no context, and a hung adapter must not hold a
+// worker for ever.
 func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.DeferredDiscoveryRESTMapper) (metrics.Client, error) {
-	resources, err := resourceclient.NewForConfig(c.Rest)
+	cfg := rest.CopyConfig(c.Rest)
+	cfg.Timeout = c.Options.SyncPeriod
+	resources, err := resourceclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("resource metrics client: %w", err)
 	}
 	apis := customclient.NewAvailableAPIsGetter(c.Kube.Discovery())
 	go customclient.PeriodicallyInvalidate(apis, c.Options.SyncPeriod, ctx.Done())
-	external, err := externalclient.NewForConfig(c.Rest)
+	external, err := externalclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("external metrics client: %w", err)
 	}
-	rest := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(c.Rest, mapper, apis), external)
-	return metrics.NewDeduplicated(rest, c.Options.EffectiveDedupWindow(), clock.RealClock{}), nil
+	client := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(cfg, mapper, apis), external)
+	return metrics.NewDeduplicated(client, c.Options.EffectiveDedupWindow(), clock.RealClock{}), nil
 }
 
 // runController wires informers, clients and the controller and runs it
