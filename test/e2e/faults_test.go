@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,9 +86,18 @@ func TestFaults(t *testing.T) {
 		queue.set(90)
 		waitReplicas(t, ns, "worker", scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
 		waitCondition(t, ns, "worker", autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound")
-		raw, err := env().Client().Discovery().RESTClient().Get().AbsPath("/apis/external.metrics.k8s.io/v1beta1").DoRaw(context.Background())
-		if err != nil || !strings.Contains(string(raw), `"queue_messages_ready"`) {
-			t.Errorf("external metrics discovery after the rejected rules: err %v, body %.300s", err, raw)
+		// Every metric of the old rules is still discovered, including those
+		// the invalid file does not mention.
+		for gv, want := range map[string][]string{
+			"custom.metrics.k8s.io/v1beta2":   customResources(),
+			"external.metrics.k8s.io/v1beta1": {QueueGauge},
+		} {
+			got, err := discovered(gv)
+			for _, name := range want {
+				if err != nil || !slices.Contains(got, name) {
+					t.Errorf("%s after the rejected rules: %s missing (err %v, have %v)", gv, name, err, got)
+				}
+			}
 		}
 	})
 }
