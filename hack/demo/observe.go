@@ -62,7 +62,8 @@ func observe(ctx context.Context, c kubernetes.Interface, st simulator.Status) s
 	return s
 }
 
-// currentMetric returns the first current metric value of the HPA, or "-".
+// currentMetric returns the first current metric value of the HPA with one
+// decimal, or "-".
 func currentMetric(h *autoscalingv2.HorizontalPodAutoscaler) string {
 	for _, m := range h.Status.CurrentMetrics {
 		var v *autoscalingv2.MetricValueStatus
@@ -83,9 +84,9 @@ func currentMetric(h *autoscalingv2.HorizontalPodAutoscaler) string {
 		switch {
 		case v == nil:
 		case v.AverageValue != nil:
-			return v.AverageValue.String()
+			return fmt.Sprintf("%.1f", v.AverageValue.AsApproximateFloat64())
 		case v.Value != nil:
-			return v.Value.String()
+			return fmt.Sprintf("%.1f", v.Value.AsApproximateFloat64())
 		}
 	}
 	return "-"
