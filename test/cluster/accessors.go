@@ -53,7 +53,7 @@ func (c *Cluster) logPath(component string) string {
 
 // LogTail returns up to the last n lines of a component's log (all its runs):
 // "etcd", "kube-apiserver", "kube-controller-manager", "kwok",
-// "ebbflow-adapter" or "prometheus". It never fails; a missing log yields a
+// "ebbflow-adapter", "ebbflow-autoscaler" or "prometheus". It never fails; a missing log yields a
 // note.
 func (c *Cluster) LogTail(component string, n int) string { return logTail(c.logPath(component), n) }
 
@@ -61,7 +61,12 @@ func (c *Cluster) LogTail(component string, n int) string { return logTail(c.log
 // header, for failure reports.
 func (c *Cluster) DumpLogs(n int) string {
 	var b strings.Builder
-	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Prometheus, Adapter} {
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Prometheus, Adapter, Autoscaler} {
+		if comp == Autoscaler {
+			if _, err := os.Stat(c.logPath(comp)); err != nil {
+				continue // never started
+			}
+		}
 		fmt.Fprintf(&b, "===== %s (%s), last %d lines =====\n%s\n", comp, c.logPath(comp), n, c.LogTail(comp, n))
 	}
 	return b.String()
@@ -85,7 +90,7 @@ func (c *Cluster) Stop() error {
 
 	// Clients of kube-apiserver first, etcd last, so nothing spends its grace
 	// period retrying a server that is already gone.
-	for _, stage := range [][]string{{Adapter, Kwok, KubeControllerManager}, {KubeAPIServer}, {Etcd}} {
+	for _, stage := range [][]string{{Autoscaler, Adapter, Kwok, KubeControllerManager}, {KubeAPIServer}, {Etcd}} {
 		var wg sync.WaitGroup
 		for _, name := range stage {
 			if p := procs[name]; p != nil {

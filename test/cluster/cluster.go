@@ -110,6 +110,10 @@ type Cluster struct {
 	mu      sync.Mutex
 	procs   map[string]*process
 	stopped bool
+
+	autoscalerMu   sync.Mutex // serializes StartAutoscaler
+	autoscalerPort int        // ebbflow-autoscaler's --health-addr port, once chosen
+	autoscalerArgs []string   // command line of the last autoscaler started
 }
 
 // ports are the loopback ports of the cluster's components.
@@ -296,7 +300,7 @@ func prepareDir(dir string) error {
 		return fmt.Errorf("work directory %s is not empty and was not made by a cluster (no %s)", dir, dirMarker)
 	}
 	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs"}
-	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter} {
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler} {
 		stale = append(stale, comp+".log")
 	}
 	for _, name := range stale {
