@@ -2,7 +2,8 @@
 // end-to-end tests and the demo: etcd, kube-apiserver, kube-controller-manager,
 // kwok (fake Nodes that run pods without a kubelet), Prometheus and
 // ebbflow-adapter registered as the custom and external metrics APIs through
-// the aggregation layer.
+// the aggregation layer; on request (StartAutoscaler) also ebbflow-autoscaler
+// with its CRD and the RBAC of manifests/autoscaler.
 //
 // Every process runs in its own process group with its output in
 // <Dir>/<component>.log and, on Linux, dies with the process that started it.

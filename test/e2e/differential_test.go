@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -623,6 +625,7 @@ func TestDifferential(t *testing.T) {
 	type dropInRun struct {
 		seqs map[string]replicaSeq
 		err  error
+		c    *cluster.Cluster // only under dropInClusterKey
 	}
 	dropIn := make(chan map[string]dropInRun, 1)
 	go func() {
@@ -633,6 +636,7 @@ func TestDifferential(t *testing.T) {
 			runs[""] = dropInRun{err: err}
 			return
 		}
+		runs[dropInClusterKey] = dropInRun{c: denv.c}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, sc := range scenarios {
@@ -640,7 +644,7 @@ func TestDifferential(t *testing.T) {
 				wg.Go(func() {
 					seqs, err := runDiffScenario(t, denv, sc, hpaSide(denv.c, "hpa"))
 					mu.Lock()
-					runs[sc.name] = dropInRun{seqs, err}
+					runs[sc.name] = dropInRun{seqs: seqs, err: err}
 					mu.Unlock()
 				})
 			}
@@ -670,10 +674,15 @@ func TestDifferential(t *testing.T) {
 	}
 	wg.Wait()
 
+	checkNoForbidden(t, "ebbflow-autoscaler", env())
+
 	runs := <-dropIn
 	if r, ok := runs[""]; ok {
 		t.Errorf("drop-in cluster: %v", r.err)
 		return
+	}
+	if r, ok := runs[dropInClusterKey]; ok {
+		checkNoForbidden(t, "drop-in ebbflow-autoscaler", r.c)
 	}
 	for _, name := range dropInScenarios {
 		r, ok := runs[name]
@@ -690,6 +699,28 @@ func TestDifferential(t *testing.T) {
 				continue
 			}
 			report.add(diffResult{scenario: name, mode: "drop-in", a: kcm, b: got, verdict: verdict(t, name, "ebbflow drop-in HPA", kcm, got)})
+		}
+	}
+}
+
+// dropInClusterKey is the key of the drop-in cluster among the drop-in runs.
+const dropInClusterKey = "\x00cluster"
+
+// checkNoForbidden fails the test if the autoscaler's log shows a request
+// RBAC refused: it runs as a user bound only to the ClusterRoles (and Role)
+// of manifests/autoscaler, so this checks that they grant what it uses.
+func checkNoForbidden(t *testing.T, what string, c *cluster.Cluster) {
+	t.Helper()
+	// The package documents each component's log as <Dir>/<component>.log.
+	data, err := os.ReadFile(filepath.Join(c.Dir(), cluster.Autoscaler+".log"))
+	if err != nil {
+		t.Errorf("%s log: %v", what, err)
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "forbidden") {
+			t.Errorf("%s was refused a request (manifests/autoscaler RBAC too narrow?): %s", what, line)
+			return
 		}
 	}
 }
