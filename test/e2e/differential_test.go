@@ -353,9 +353,9 @@ type diffEnv struct {
 	e *exporter.Exporter
 }
 
-// diffRun runs one scenario in a fresh namespace of env: it creates one
-// Deployment per side, the per-side autoscaling object (by create), plays
-// the trajectory and returns each Deployment's sequence.
+// diffSide is one controller under comparison: the name of its Deployment
+// and autoscaling object, and how to create that object (an HPA or an
+// ebbflow Autoscaler) with a spec.
 type diffSide struct {
 	name   string
 	create func(ctx context.Context, ns string, spec autoscalingv2.HorizontalPodAutoscalerSpec) error
@@ -381,6 +381,12 @@ func autoscalerSide(t *testing.T, c *cluster.Cluster, name string) diffSide {
 	}}
 }
 
+// runDiffScenario runs one scenario in a fresh namespace of env: it creates
+// one Deployment per side and the Service the Object metric describes,
+// publishes the first step, creates each side's autoscaling object, plays
+// the trajectory and returns each Deployment's sequence. Safe to call from
+// goroutines of the test (it never calls t.Fatal); cleanups delete the
+// namespace and the series.
 func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSide) (map[string]replicaSeq, error) {
 	ctx := context.Background()
 	client := env.c.Client()
