@@ -310,12 +310,10 @@ func scaleFixture(b *testing.B, c scaleCase) (*kubefake.Clientset, *benchScales,
 	// does: statuses current, no writes expected.
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	for _, o := range objs {
-		var err error
 		if p, ok := o.(*corev1.Pod); ok {
-			err = factory.Core().V1().Pods().Informer().GetIndexer().Add(p)
-		}
-		if err != nil {
-			b.Fatal(err)
+			if err := factory.Core().V1().Pods().Informer().GetIndexer().Add(p); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	for _, h := range hpas {
