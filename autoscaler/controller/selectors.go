@@ -7,15 +7,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 // selectorTracker remembers the pod selector of every known autoscaler so a
 // reconcile can tell whether its pods are also targeted by another one, as
 // upstream's selector store does. Keys are queue keys.
 //
-// Which keys match a given label set is cached per namespace until a
-// selector of that namespace changes, so that the check costs little in the
-// steady state even with thousands of autoscalers in one namespace.
+// Selectors are indexed by one of their equality requirements (k=v): a label
+// set can only match selectors indexed under one of its own pairs, plus the
+// few selectors without such a requirement, which are always checked. A lookup
+// therefore checks a handful of candidates however many autoscalers share the
+// namespace, and a selector change updates one index entry.
 type selectorTracker struct {
 	mu         sync.Mutex
 	namespaces map[string]*namespaceSelectors
@@ -23,8 +26,9 @@ type selectorTracker struct {
 
 type namespaceSelectors struct {
 	selectors map[string]labels.Selector
-	// matches caches, by label set, the sorted keys whose selectors match.
-	matches map[string][]string
+	entry     map[string]string              // key -> its index entry ("k=v"), "" when scanned
+	index     map[string]map[string]struct{} // "k=v" -> keys
+	scanned   map[string]struct{}            // keys whose selectors have no equality requirement
 }
 
 func newSelectorTracker() *selectorTracker {
@@ -34,7 +38,10 @@ func newSelectorTracker() *selectorTracker {
 func (t *selectorTracker) namespace(ns string) *namespaceSelectors {
 	n, ok := t.namespaces[ns]
 	if !ok {
-		n = &namespaceSelectors{selectors: map[string]labels.Selector{}, matches: map[string][]string{}}
+		n = &namespaceSelectors{
+			selectors: map[string]labels.Selector{}, entry: map[string]string{},
+			index: map[string]map[string]struct{}{}, scanned: map[string]struct{}{},
+		}
 		t.namespaces[ns] = n
 	}
 	return n
@@ -46,7 +53,7 @@ func (t *selectorTracker) register(key string) {
 	defer t.mu.Unlock()
 	n := t.namespace(namespaceOf(key))
 	if _, ok := n.selectors[key]; !ok {
-		n.selectors[key] = labels.Nothing()
+		n.set(key, labels.Nothing())
 	}
 }
 
@@ -59,17 +66,13 @@ func (t *selectorTracker) update(key string, s labels.Selector) bool {
 	if !ok {
 		return false
 	}
-	prev, ok := n.selectors[key]
-	if !ok {
+	if _, ok := n.selectors[key]; !ok {
 		return false
 	}
 	if s == nil {
 		s = labels.Nothing()
 	}
-	if prev.String() != s.String() || prev.Empty() != s.Empty() {
-		n.selectors[key] = s
-		clear(n.matches)
-	}
+	n.set(key, s)
 	return true
 }
 
@@ -81,10 +84,7 @@ func (t *selectorTracker) remove(key string) {
 	if !ok {
 		return
 	}
-	if _, ok := n.selectors[key]; ok {
-		delete(n.selectors, key)
-		clear(n.matches)
-	}
+	n.unset(key)
 	if len(n.selectors) == 0 {
 		delete(t.namespaces, ns)
 	}
@@ -103,12 +103,12 @@ func (t *selectorTracker) matching(namespace string, pods []*corev1.Pod, limit i
 	var out []string
 	for _, p := range pods {
 		set := labels.Set(p.Labels)
-		for _, key := range n.matchesOf(set) {
+		n.eachMatch(set, func(key string) {
 			if !seen[key] {
 				seen[key] = true
 				out = append(out, key)
 			}
-		}
+		})
 		if len(out) >= limit {
 			break
 		}
@@ -117,21 +117,75 @@ func (t *selectorTracker) matching(namespace string, pods []*corev1.Pod, limit i
 	return out[:min(len(out), limit)]
 }
 
-// matchesOf returns the cached sorted keys whose selectors match set.
-func (n *namespaceSelectors) matchesOf(set labels.Set) []string {
-	id := set.String()
-	if keys, ok := n.matches[id]; ok {
-		return keys
+// set replaces key's selector and its index entry.
+func (n *namespaceSelectors) set(key string, s labels.Selector) {
+	n.unset(key)
+	n.selectors[key] = s
+	entry, matchesNothing := indexEntry(s)
+	switch {
+	case matchesNothing:
+		// Never a candidate: nothing to index.
+	case entry == "":
+		n.scanned[key] = struct{}{}
+	default:
+		if n.index[entry] == nil {
+			n.index[entry] = map[string]struct{}{}
+		}
+		n.index[entry][key] = struct{}{}
 	}
-	keys := []string{}
-	for key, sel := range n.selectors {
-		if sel.Matches(set) {
-			keys = append(keys, key)
+	n.entry[key] = entry
+}
+
+// unset forgets key and its index entry.
+func (n *namespaceSelectors) unset(key string) {
+	if _, ok := n.selectors[key]; !ok {
+		return
+	}
+	if entry := n.entry[key]; entry != "" {
+		delete(n.index[entry], key)
+		if len(n.index[entry]) == 0 {
+			delete(n.index, entry)
 		}
 	}
-	slices.Sort(keys)
-	n.matches[id] = keys
-	return keys
+	delete(n.scanned, key)
+	delete(n.entry, key)
+	delete(n.selectors, key)
+}
+
+// eachMatch calls fn for every key whose selector matches set, checking only
+// the selectors indexed under one of set's pairs and the scanned ones.
+func (n *namespaceSelectors) eachMatch(set labels.Set, fn func(key string)) {
+	check := func(key string) {
+		if n.selectors[key].Matches(set) {
+			fn(key)
+		}
+	}
+	for k, v := range set {
+		for key := range n.index[k+"="+v] {
+			check(key)
+		}
+	}
+	for key := range n.scanned {
+		check(key)
+	}
+}
+
+// indexEntry returns an equality requirement of s as "k=v", "" when s has
+// none, and whether s matches nothing at all.
+func indexEntry(s labels.Selector) (entry string, matchesNothing bool) {
+	reqs, selectable := s.Requirements()
+	if !selectable {
+		return "", true
+	}
+	for _, r := range reqs {
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals, selection.In:
+			if vals := r.Values(); vals.Len() == 1 {
+				return r.Key() + "=" + vals.UnsortedList()[0], false
+			}
+		}
+	}
+	return "", false
 }
 
 func namespaceOf(key string) string {

@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 func TestSelectorTrackerFollowsChanges(t *testing.T) {
@@ -39,5 +42,78 @@ func TestSelectorTrackerFollowsChanges(t *testing.T) {
 	}
 	if got := tr.matching("ns", web, 0); len(got) != 0 {
 		t.Errorf("limit 0 returned %v", got)
+	}
+}
+
+// TestSelectorIndexEqualsScan checks the index against a plain scan of every
+// selector, over random selectors of every operator and random label sets.
+func TestSelectorIndexEqualsScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys, values := []string{"app", "tier", "team"}, []string{"a", "b", "c"}
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	randomSelector := func() labels.Selector {
+		switch rng.IntN(8) {
+		case 0:
+			return labels.Nothing()
+		case 1:
+			return labels.Everything()
+		}
+		sel := labels.NewSelector()
+		for range 1 + rng.IntN(2) {
+			ops := []selection.Operator{selection.Equals, selection.NotEquals, selection.In, selection.NotIn, selection.Exists, selection.DoesNotExist}
+			op := ops[rng.IntN(len(ops))]
+			var vals []string
+			switch op {
+			case selection.Equals, selection.NotEquals:
+				vals = []string{pick(values)}
+			case selection.In, selection.NotIn:
+				vals = []string{pick(values), pick(values)}
+			}
+			r, err := labels.NewRequirement(pick(keys), op, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel = sel.Add(*r)
+		}
+		return sel
+	}
+	tr := newSelectorTracker()
+	all := map[string]labels.Selector{}
+	for i := range 60 {
+		key := fmt.Sprintf("Autoscaler/ns/k%d", i)
+		tr.register(key)
+		sel := randomSelector()
+		tr.update(key, sel)
+		all[key] = sel
+	}
+	for i := range 20 { // changes and removals after the index was built
+		key := fmt.Sprintf("Autoscaler/ns/k%d", i)
+		if i%2 == 0 {
+			tr.remove(key)
+			delete(all, key)
+			continue
+		}
+		sel := randomSelector()
+		tr.update(key, sel)
+		all[key] = sel
+	}
+	for range 300 {
+		set := map[string]string{}
+		for _, k := range keys {
+			if rng.IntN(3) > 0 {
+				set[k] = pick(values)
+			}
+		}
+		var want []string
+		for key, sel := range all {
+			if sel.Matches(labels.Set(set)) {
+				want = append(want, key)
+			}
+		}
+		slices.Sort(want)
+		got := tr.matching("ns", []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Labels: set}}}, len(all)+1)
+		if !slices.Equal(got, want) {
+			t.Fatalf("labels %v: index gives %v, scan gives %v", set, got, want)
+		}
 	}
 }
