@@ -15,11 +15,31 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	easv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	easclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 )
+
+// decoder decodes the built-in kinds and ebbflow's Autoscaler
+// (autoscaling.ebbflow.dev/v1alpha1).
+var decoder = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(easv1alpha1.AddToScheme(s))
+	return serializer.NewCodecFactory(s).UniversalDeserializer()
+}()
+
+// clients are the typed clients of the demo's cluster.
+type clients struct {
+	kube kubernetes.Interface
+	eas  easclient.Interface // Autoscalers
+}
 
 // kustomization is the part of kustomization.yaml the demo understands.
 type kustomization struct {
@@ -75,7 +95,7 @@ func decodeAll(data []byte) ([]runtime.Object, error) {
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
-		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		obj, _, err := decoder.Decode(doc, nil, nil)
 		if err != nil {
 			if runtime.IsMissingKind(err) { // a comment-only document
 				continue
@@ -99,8 +119,9 @@ func pinNodes(objs []runtime.Object, nodes []string) {
 }
 
 // create creates the objects in order.
-func create(ctx context.Context, c kubernetes.Interface, objs []runtime.Object) error {
+func create(ctx context.Context, cs clients, objs []runtime.Object) error {
 	opts := metav1.CreateOptions{}
+	c := cs.kube
 	for _, o := range objs {
 		var err error
 		switch o := o.(type) {
@@ -112,6 +133,8 @@ func create(ctx context.Context, c kubernetes.Interface, objs []runtime.Object) 
 			_, err = c.AppsV1().Deployments(o.Namespace).Create(ctx, o, opts)
 		case *autoscalingv2.HorizontalPodAutoscaler:
 			_, err = c.AutoscalingV2().HorizontalPodAutoscalers(o.Namespace).Create(ctx, o, opts)
+		case *easv1alpha1.Autoscaler:
+			_, err = cs.eas.AutoscalingV1alpha1().Autoscalers(o.Namespace).Create(ctx, o, opts)
 		default:
 			err = fmt.Errorf("unsupported kind %T", o)
 		}

@@ -10,18 +10,18 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
+	easv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/test/simulator"
 )
 
-// workloadState is one Deployment and its HPA at one moment.
+// workloadState is one Deployment and its HPA (or Autoscaler) at one moment.
 type workloadState struct {
 	Replicas int32  // Deployment status.replicas
 	Ready    int32  // Deployment status.readyReplicas
-	Desired  int32  // HPA status.desiredReplicas
-	Metric   string // the HPA's current metric value as it sees it
-	Cond     string // HPA conditions, short form
+	Desired  int32  // HPA (Autoscaler) status.desiredReplicas
+	Metric   string // the HPA's (Autoscaler's) current metric value as it sees it
+	Cond     string // HPA (Autoscaler) conditions, short form
 }
 
 // sample is the state of the demo at one moment.
@@ -34,10 +34,9 @@ type sample struct {
 	W       map[string]workloadState
 }
 
-// observe reads the simulator's status and every example Deployment and HPA.
-// Errors reading one object are shown in its conditions column, not returned:
-// the table keeps going while a component is briefly unavailable.
-func observe(ctx context.Context, c kubernetes.Interface, st simulator.Status) sample {
+// observe reads the simulator's status and every example Deployment and its
+// HPA or Autoscaler.
+func observe(ctx context.Context, cs clients, st simulator.Status) sample {
 	s := sample{T: st.Elapsed, Load: map[string]float64{}, PerPod: map[string]float64{}, W: map[string]workloadState{}}
 	for _, sv := range st.Services {
 		s.Load[sv.Service], s.PerPod[sv.Service] = sv.Offered, sv.PerPod
@@ -46,20 +45,39 @@ func observe(ctx context.Context, c kubernetes.Interface, st simulator.Status) s
 		s.Produce, s.Queue = q.Produce, q.Depth
 	}
 	for _, name := range workloads {
-		var w workloadState
-		if d, err := c.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
-			w.Replicas, w.Ready = d.Status.Replicas, d.Status.ReadyReplicas
-		} else {
-			w.Cond = "deployment: " + err.Error()
-		}
-		if h, err := c.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
-			w.Desired, w.Metric, w.Cond = h.Status.DesiredReplicas, currentMetric(h), conditions(h)
-		} else {
-			w.Cond = "hpa: " + err.Error()
-		}
-		s.W[name] = w
+		s.W[name] = observeWorkload(ctx, cs, name)
 	}
 	return s
+}
+
+// observeWorkload reads one Deployment and its HPA, or for web-ebbflow its
+// Autoscaler (whose status is an HPA status). Errors reading one object are
+// shown in the conditions column, not returned: the table keeps going while
+// a component is briefly unavailable.
+func observeWorkload(ctx context.Context, cs clients, name string) workloadState {
+	var w workloadState
+	if d, err := cs.kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		w.Replicas, w.Ready = d.Status.Replicas, d.Status.ReadyReplicas
+	} else {
+		w.Cond = "deployment: " + err.Error()
+	}
+	var h *autoscalingv2.HorizontalPodAutoscaler
+	if name == webEbbflow {
+		a, err := cs.eas.AutoscalingV1alpha1().Autoscalers(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			w.Cond = "autoscaler: " + err.Error()
+			return w
+		}
+		h = &autoscalingv2.HorizontalPodAutoscaler{Status: easv1alpha1.ToHPAStatus(&a.Status)}
+	} else {
+		var err error
+		if h, err = cs.kube.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			w.Cond = "hpa: " + err.Error()
+			return w
+		}
+	}
+	w.Desired, w.Metric, w.Cond = h.Status.DesiredReplicas, currentMetric(h), conditions(h)
+	return w
 }
 
 // currentMetric returns the first current metric value of the HPA with one
@@ -123,16 +141,19 @@ func conditions(h *autoscalingv2.HorizontalPodAutoscaler) string {
 }
 
 // tableHeader is printed above the rows; it matches printRow's columns.
-const tableHeader = "   time │ web req/s  pods desired  per-pod  hpa sees │ api req/s  pods desired │ orders/s  queue  workers desired │ HPA conditions (web api worker)"
+// "hpa sees" is what kube-controller-manager's HPA of web reads per pod,
+// "eas sees" what ebbflow's Autoscaler of web-ebbflow reads.
+const tableHeader = "   time │ web req/s  per-pod  hpa sees  eas sees │ pods/desired: web  web-ebbflow │ api req/s  pods desired │ orders/s  queue  workers desired │ conditions (web web-ebbflow api worker)"
 
 // printRow writes one table row.
 func printRow(w io.Writer, s sample) {
-	web, api, wk := s.W["web"], s.W["api"], s.W["worker"]
-	fmt.Fprintf(w, "%7s │ %9.1f  %4d %7d  %7.1f  %8s │ %9.1f  %4d %7d │ %8.1f  %5.0f  %7d %7d │ %s %s %s\n",
-		fmtDur(s.T), s.Load["web"], web.Ready, web.Desired, s.PerPod["web"], web.Metric,
+	web, eas, api, wk := s.W["web"], s.W[webEbbflow], s.W["api"], s.W["worker"]
+	pair := func(ws workloadState) string { return fmt.Sprintf("%d/%d", ws.Ready, ws.Desired) }
+	fmt.Fprintf(w, "%7s │ %9.1f  %7.1f  %8s  %8s │ %17s  %11s │ %9.1f  %4d %7d │ %8.1f  %5.0f  %7d %7d │ %s %s %s %s\n",
+		fmtDur(s.T), s.Load["web"], s.PerPod["web"], web.Metric, eas.Metric, pair(web), pair(eas),
 		s.Load["api"], api.Ready, api.Desired,
 		s.Produce, s.Queue, wk.Ready, wk.Desired,
-		web.Cond, api.Cond, wk.Cond)
+		web.Cond, eas.Cond, api.Cond, wk.Cond)
 }
 
 func fmtDur(d time.Duration) string {

@@ -29,7 +29,8 @@ type panel struct {
 }
 
 // panels are the three charts: what is offered, what each replica sees
-// against its target, and the replica counts.
+// against its target, and the replica counts. Colours go by position, so
+// web-ebbflow's curves come last and the others keep theirs.
 func panels() []panel {
 	per := func(w string) func(sample) float64 { return func(s sample) float64 { return s.PerPod[w] } }
 	reps := func(w string) func(sample) float64 {
@@ -37,7 +38,7 @@ func panels() []panel {
 	}
 	return []panel{
 		{"Offered load and queue depth", "per second / messages", []curve{
-			{name: "web requests", y: func(s sample) float64 { return s.Load["web"] }},
+			{name: "web requests (web-ebbflow: the same)", y: func(s sample) float64 { return s.Load["web"] }},
 			{name: "api requests", y: func(s sample) float64 { return s.Load["api"] }},
 			{name: "orders produced", y: func(s sample) float64 { return s.Produce }},
 			{name: "orders waiting (queue)", y: func(s sample) float64 { return s.Queue }, dash: true},
@@ -51,11 +52,14 @@ func panels() []panel {
 				}
 				return s.Queue
 			}},
+			{name: "web-ebbflow req/s per pod", y: per(webEbbflow), dash: true},
 		}},
-		{"Replicas (Deployment status)", "replicas", []curve{
-			{name: "web", y: reps("web"), step: true},
+		{"Replicas (Deployment status): web by kube-controller-manager's HPA, web-ebbflow by ebbflow's Autoscaler", "replicas", []curve{
+			{name: "web (HPA)", y: reps("web"), step: true},
 			{name: "api", y: reps("api"), step: true},
 			{name: "worker", y: reps("worker"), step: true},
+			// Last, so that it is drawn over web's line, dashed so web shows through.
+			{name: "web-ebbflow (Autoscaler)", y: reps(webEbbflow), step: true, dash: true},
 		}},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	easclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -60,8 +61,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 	}()
 
+	cs, err := startAutoscaler(ctx, c, out)
+	if err != nil {
+		return err
+	}
 	pinNodes(objs, c.NodeNames())
-	if err := create(ctx, c.Client(), objs); err != nil {
+	if err := create(ctx, cs, objs); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "demo: applied %d objects from %s into namespace %s\n", len(objs), o.manifests, namespace)
@@ -77,7 +82,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	simCtx, stopSim := context.WithCancel(ctx)
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Run(simCtx) }()
-	samples, playErr := play(ctx, o, c.Client(), sim, out)
+	samples, playErr := play(ctx, o, cs, sim, out)
 	stopSim()
 	simErr := <-simDone
 
@@ -96,18 +101,35 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	for _, oc := range outs {
 		fmt.Fprintf(out, "demo: %v\n", oc)
 	}
+	printComparison(out, samples)
 	if verdictErr != nil {
 		return verdictErr
 	}
-	fmt.Fprintln(out, "demo: PASS: web and worker scaled up with the load and back down after it")
+	fmt.Fprintln(out, "demo: PASS: web (HPA), web-ebbflow (ebbflow Autoscaler) and worker scaled up with the load and back down after it")
 	return nil
+}
+
+// startAutoscaler starts ebbflow-autoscaler in the cluster (Autoscaler kind
+// on, hpa-mode off: kube-controller-manager keeps the plain HPAs) after
+// installing its CRD and RBAC, and returns the demo's clients.
+func startAutoscaler(ctx context.Context, c *cluster.Cluster, out io.Writer) (clients, error) {
+	began := time.Now()
+	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{}); err != nil {
+		return clients{}, fmt.Errorf("start ebbflow-autoscaler: %w", err)
+	}
+	fmt.Fprintf(out, "demo: ebbflow-autoscaler running (Autoscaler CRD and RBAC installed) in %v\n", time.Since(began).Round(time.Second))
+	eas, err := easclient.NewForConfig(c.RESTConfig())
+	if err != nil {
+		return clients{}, fmt.Errorf("autoscaler clientset: %w", err)
+	}
+	return clients{kube: c.Client(), eas: eas}, nil
 }
 
 // play samples the demo until the profile has played and the required
 // workloads have scaled back down (or --settle has passed), printing a table
 // row every --print-every. It returns the samples, and ctx's error if it
 // was cancelled.
-func play(ctx context.Context, o options, c kubernetes.Interface, sim *simulator.Simulator, out io.Writer) ([]sample, error) {
+func play(ctx context.Context, o options, c clients, sim *simulator.Simulator, out io.Writer) ([]sample, error) {
 	fmt.Fprintf(out, "demo: playing %v of traffic (ramp up, plateau, ramp down), then up to %v for scale-down\n", o.duration, o.settle)
 	ticker := time.NewTicker(o.sampleEvery)
 	defer ticker.Stop()

@@ -14,9 +14,14 @@ const (
 	consumePerWorker = 10
 )
 
-// workloads are the example Deployments (and their HPAs of the same name) in
-// table and plot order.
-var workloads = []string{"web", "api", "worker"}
+// workloads are the example Deployments (and their HPAs, or for
+// web-ebbflow its Autoscaler, of the same name) in table and plot order.
+var workloads = []string{"web", webEbbflow, "api", "worker"}
+
+// webEbbflow is the copy of web scaled by an ebbflow Autoscaler (run by
+// ebbflow-autoscaler) with the spec of web's HPA (run by
+// kube-controller-manager). The other workloads have HPAs.
+const webEbbflow = "web-ebbflow"
 
 // shape returns the traffic shape of a profile lasting d with the given base
 // and peak: a short lead at the base, ramp up, plateau, ramp down and a tail
@@ -30,10 +35,12 @@ func shape(d time.Duration, base, peak float64) simulator.Shape {
 }
 
 // scenario returns what the simulator plays: web and api requests and orders
-// produced, all following the same shape scaled to their own peak.
+// produced, all following the same shape scaled to their own peak, and
+// web-ebbflow requests exactly as web's.
 func scenario(o options) (services []simulator.Service, queues []simulator.Queue) {
 	services = []simulator.Service{
 		{Namespace: namespace, Selector: "app=web", Service: "web", Rate: shape(o.duration, 5, o.peak).Profile()},
+		{Namespace: namespace, Selector: "app=" + webEbbflow, Service: webEbbflow, Rate: shape(o.duration, 5, o.peak).Profile()},
 		{Namespace: namespace, Selector: "app=api", Service: "api", Rate: shape(o.duration, 5, 0.75*o.peak).Profile()},
 	}
 	queues = []simulator.Queue{{

@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 )
 
 // required are the workloads that must scale up and back down for the demo
 // to pass; the others are reported only.
-var required = []string{"web", "worker"}
+var required = []string{"web", webEbbflow, "worker"}
 
 // outcome is how one workload's replica count moved during the demo.
 type outcome struct {
@@ -44,7 +46,7 @@ func judge(samples []sample, name string) outcome {
 }
 
 func (o outcome) String() string {
-	return fmt.Sprintf("%-6s replicas %d -> max %d -> final %d (scaled up: %t, back down: %t)",
+	return fmt.Sprintf("%-11s replicas %d -> max %d -> final %d (scaled up: %t, back down: %t)",
 		o.Name, o.Start, o.Max, o.Final, o.Up, o.Down)
 }
 
@@ -80,4 +82,41 @@ func settled(samples []sample) bool {
 		}
 	}
 	return true
+}
+
+// sequence returns the values that f takes over the samples, with
+// consecutive repeats collapsed and zeros (no status yet) left out.
+func sequence(samples []sample, f func(sample) int32) []int32 {
+	var out []int32
+	for _, s := range samples {
+		if v := f(s); v != 0 && (len(out) == 0 || out[len(out)-1] != v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// printComparison writes the replica and desired-replica sequences of web
+// (kube-controller-manager's HPA) and web-ebbflow (ebbflow's Autoscaler with
+// the same spec and the same load) and whether they are equal. They are
+// reported, not judged: the two controllers sync at different moments of the
+// same period, so a step may be seen one sample apart.
+func printComparison(w io.Writer, samples []sample) {
+	for _, field := range []struct {
+		name string
+		f    func(workloadState) int32
+	}{
+		{"replicas", func(ws workloadState) int32 { return ws.Replicas }},
+		{"desired", func(ws workloadState) int32 { return ws.Desired }},
+	} {
+		web := sequence(samples, func(s sample) int32 { return field.f(s.W["web"]) })
+		eas := sequence(samples, func(s sample) int32 { return field.f(s.W[webEbbflow]) })
+		fmt.Fprintf(w, "demo: %s web         (kube-controller-manager HPA): %v\n", field.name, web)
+		fmt.Fprintf(w, "demo: %s web-ebbflow (ebbflow Autoscaler):          %v\n", field.name, eas)
+		equal := slices.Equal(web, eas)
+		fmt.Fprintf(w, "demo: %s sequences equal: %t\n", field.name, equal)
+		if !equal {
+			fmt.Fprintln(w, "demo:   (the controllers evaluate at different moments of the sync period while the load ramps, and each then sees its own pods' rate; test/e2e compares decisions on identical metrics)")
+		}
+	}
 }

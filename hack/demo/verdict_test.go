@@ -1,16 +1,20 @@
 package main
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
-// series builds samples whose web replicas follow web and worker replicas
-// follow worker (same length).
+// series builds samples whose web and web-ebbflow replicas follow web and
+// worker replicas follow worker (same length).
 func series(web, worker []int32) []sample {
 	var out []sample
 	for i := range web {
 		out = append(out, sample{W: map[string]workloadState{
-			"web":    {Replicas: web[i], Desired: web[i]},
-			"worker": {Replicas: worker[i], Desired: worker[i]},
-			"api":    {Replicas: 1, Desired: 1},
+			"web":      {Replicas: web[i], Desired: web[i]},
+			webEbbflow: {Replicas: web[i], Desired: web[i]},
+			"worker":   {Replicas: worker[i], Desired: worker[i]},
+			"api":      {Replicas: 1, Desired: 1},
 		}})
 	}
 	return out
@@ -49,5 +53,26 @@ func TestJudge(t *testing.T) {
 	want := outcome{Name: "web", Start: 2, Max: 5, Final: 2, Up: true, Down: true}
 	if o != want {
 		t.Errorf("judge() = %+v, want %+v", o, want)
+	}
+}
+
+func TestVerdictWebEbbflowStuck(t *testing.T) {
+	s := series([]int32{1, 3, 8, 4, 1}, []int32{1, 2, 6, 2, 1})
+	for i, r := range []int32{1, 3, 8, 8, 8} {
+		s[i].W[webEbbflow] = workloadState{Replicas: r, Desired: r}
+	}
+	if _, err := verdict(s); err == nil {
+		t.Error("verdict() passed with web-ebbflow stuck at its maximum")
+	}
+	if settled(s) {
+		t.Error("settled() with web-ebbflow stuck at its maximum")
+	}
+}
+
+func TestSequence(t *testing.T) {
+	s := series([]int32{0, 1, 1, 3, 3, 5, 2, 2, 1}, make([]int32, 9))
+	got := sequence(s, func(s sample) int32 { return s.W["web"].Replicas })
+	if want := []int32{1, 3, 5, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("sequence() = %v, want %v", got, want)
 	}
 }
