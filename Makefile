@@ -38,7 +38,7 @@ fuzz:
 bench:
 	hack/bench.sh
 
-## demo: local cluster; HPAs scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
+## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
 DEMO_FLAGS ?=
 demo:
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) run ./hack/demo $(DEMO_FLAGS)
