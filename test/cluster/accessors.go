@@ -94,14 +94,14 @@ func (c *Cluster) Stop() error {
 		var wg sync.WaitGroup
 		for _, name := range stage {
 			if p := procs[name]; p != nil {
-				wg.Go(func() { p.stop(stopGrace) })
+				wg.Go(func() { p.Stop(stopGrace) })
 				delete(procs, name)
 			}
 		}
 		wg.Wait()
 	}
 	for _, p := range procs { // anything not named above
-		p.stop(stopGrace)
+		p.Stop(stopGrace)
 	}
 	var errs []error
 	if prom != nil {

@@ -81,7 +81,7 @@ func (c *Cluster) StartAdapter(ctx context.Context) error {
 	c.mu.Lock()
 	p := c.procs[Adapter]
 	c.mu.Unlock()
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		var err error
 		if p, err = c.launch(Adapter, c.tools.adapterBinPath, c.adapterArgs()); err != nil {
 			return err
@@ -111,7 +111,7 @@ func (c *Cluster) StopAdapter() {
 	delete(c.procs, Adapter)
 	c.mu.Unlock()
 	if p != nil {
-		p.stop(stopGrace)
+		p.Stop(stopGrace)
 	}
 }
 

@@ -99,7 +99,7 @@ func (c *Cluster) StartAutoscaler(ctx context.Context, opts AutoscalerOptions) e
 	c.mu.Lock()
 	p := c.procs[Autoscaler]
 	c.mu.Unlock()
-	if p != nil && !p.exited() {
+	if p != nil && !p.Exited() {
 		if !slices.Equal(c.autoscalerArgs, c.autoscalerCommand(opts, c.autoscalerPort)) {
 			return fmt.Errorf("start %s: already running with %q", Autoscaler, c.autoscalerArgs)
 		}
@@ -153,7 +153,7 @@ func (c *Cluster) StopAutoscaler() {
 	delete(c.procs, Autoscaler)
 	c.mu.Unlock()
 	if p != nil {
-		p.stop(stopGrace)
+		p.Stop(stopGrace)
 	}
 }
 

@@ -70,7 +70,7 @@ func TestStartStop(t *testing.T) {
 	c.mu.Lock()
 	var pids []int
 	for _, p := range c.procs {
-		pids = append(pids, p.cmd.Process.Pid)
+		pids = append(pids, p.Pid())
 	}
 	c.mu.Unlock()
 	addrs := []int{c.ports.etcd, c.ports.apiserver, c.ports.controllerMgr, c.ports.adapter}

@@ -9,11 +9,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // stopGrace is how long a process may take to exit after SIGTERM before its
@@ -21,14 +21,11 @@ import (
 const stopGrace = 10 * time.Second
 
 // process is one child process in its own process group, with stdout and
-// stderr appended to a log file. done is closed once it has been reaped; err
-// then holds its exit status.
+// stderr appended to a log file.
 type process struct {
+	*proc.Process
 	name    string
-	cmd     *exec.Cmd
 	logPath string
-	done    chan struct{}
-	err     error
 }
 
 // startProcess launches bin with args in dir, appending its output to logPath.
@@ -47,65 +44,16 @@ func startProcess(name, dir, logPath, bin string, args []string, env []string) (
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = sysProcAttr()
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		// Pdeathsig fires when the forking OS thread exits, not the process:
-		// keep the thread locked (alive) until the child is reaped.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
+	p, err := proc.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return p, nil
-}
-
-// exited reports whether the process has been reaped.
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// signal sends sig to the process group while the leader is unreaped, so the
-// group id cannot have been reused.
-func (p *process) signal(sig syscall.Signal) {
-	if !p.exited() {
-		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
-	}
-}
-
-// stop sends SIGTERM to the process group, then SIGKILL after grace, and
-// returns once the process has been reaped. It is safe to call repeatedly.
-func (p *process) stop(grace time.Duration) {
-	p.signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-		p.signal(syscall.SIGKILL)
-		<-p.done
-	}
-	// Children that left the group's leader behind die with the group.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	return &process{Process: p, name: name, logPath: logPath}, nil
 }
 
 // exitError describes an early exit, with the tail of the log.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited (%v); log tail:\n%s", p.name, p.err, logTail(p.logPath, 30))
+	return fmt.Errorf("%s exited (%v); log tail:\n%s", p.name, p.Err(), logTail(p.logPath, 30))
 }
 
 // Listening ports are chosen below the kernel's ephemeral range, so no

@@ -32,7 +32,7 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, p *process
 		}
 		var done <-chan struct{}
 		if p != nil {
-			done = p.done
+			done = p.Done()
 		}
 		select {
 		case <-done:

@@ -10,23 +10,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // errAddrInUse reports that Prometheus could not bind its listen address.
 var errAddrInUse = errors.New("listen address already in use")
-
-// process is one running Prometheus process. done is closed once it has been
-// reaped; err then holds its exit status.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
 
 // findBinary returns the prometheus binary to run: explicit, then PATH, then
 // /usr/bin/prometheus.
@@ -76,7 +68,7 @@ func (s *Server) args() []string {
 // launch starts Prometheus and waits until /-/ready answers 200, the process
 // exits, or the ready timeout passes. It returns the process and the time it
 // took to become ready. On any error the process is gone.
-func (s *Server) launch(ctx context.Context) (*process, time.Duration, error) {
+func (s *Server) launch(ctx context.Context) (*proc.Process, time.Duration, error) {
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, 0, fmt.Errorf("open log: %w", err)
@@ -90,37 +82,21 @@ func (s *Server) launch(ctx context.Context) (*process, time.Duration, error) {
 	cmd.Stdin = nil
 	cmd.Stdout = logf
 	cmd.Stderr = logf
-	cmd.SysProcAttr = sysProcAttr()
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		// Linux's Pdeathsig fires when the forking OS thread exits, not the
-		// process. Pin the fork to a thread that stays alive (locked, so the
-		// runtime cannot retire it) until Prometheus has been reaped.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
+	p, err := proc.Start(cmd)
+	if err != nil {
 		return nil, 0, fmt.Errorf("start prometheus: %w", err)
 	}
 
 	if err := s.waitReady(ctx, p); err != nil {
-		p.kill()
-		<-p.done
+		p.Kill()
+		<-p.Done()
 		return nil, 0, err
 	}
 	return p, time.Since(start), nil
 }
 
 // waitReady polls /-/ready until it answers 200 within the ready timeout.
-func (s *Server) waitReady(ctx context.Context, p *process) error {
+func (s *Server) waitReady(ctx context.Context, p *proc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -132,12 +108,12 @@ func (s *Server) waitReady(ctx context.Context, p *process) error {
 			return nil
 		}
 		select {
-		case <-p.done:
+		case <-p.Done():
 			tail := s.LogTail(30)
 			if strings.Contains(tail, "address already in use") {
 				return fmt.Errorf("prometheus on %s: %w", s.addr, errAddrInUse)
 			}
-			return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.err, tail)
+			return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.Err(), tail)
 		case <-ctx.Done():
 			return fmt.Errorf("prometheus not ready after %v: %w; log tail:\n%s",
 				s.opts.ReadyTimeout, ctx.Err(), s.LogTail(30))
@@ -170,33 +146,6 @@ func (s *Server) ours(ctx context.Context) bool {
 	defer cancel()
 	flags, err := s.api.Flags(ctx)
 	return err == nil && flags["storage.tsdb.path"] == s.dataDir
-}
-
-// signal sends sig to the process group while the process is unreaped, so the
-// group id cannot have been reused.
-func (p *process) signal(sig syscall.Signal) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
-}
-
-func (p *process) kill() { p.signal(syscall.SIGKILL) }
-
-// stop terminates the process: SIGTERM, then SIGKILL after grace. It returns
-// once the process has been reaped.
-func (p *process) stop(grace time.Duration) {
-	p.signal(syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-		p.kill()
-		<-p.done
-	}
 }
 
 // LogTail returns up to the last n lines of the Prometheus log (all runs of

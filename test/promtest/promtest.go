@@ -22,6 +22,8 @@ import (
 
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // ErrNotInstalled is returned when no prometheus binary can be found.
@@ -89,7 +91,7 @@ type Server struct {
 	api     v1.API
 
 	mu         sync.Mutex
-	proc       *process // nil while stopped
+	proc       *proc.Process // nil while stopped
 	targets    []Target
 	readyAfter time.Duration
 	closed     bool
@@ -232,7 +234,7 @@ func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil {
-		s.proc.stop(s.opts.StopTimeout)
+		s.proc.Stop(s.opts.StopTimeout)
 		s.proc = nil
 	}
 }
@@ -243,8 +245,8 @@ func (s *Server) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc != nil {
-		s.proc.kill()
-		<-s.proc.done
+		s.proc.Kill()
+		<-s.proc.Done()
 		s.proc = nil
 	}
 }
@@ -260,7 +262,7 @@ func (s *Server) Restart(ctx context.Context) error {
 		return errors.New("restart prometheus: server is closed")
 	}
 	if s.proc != nil {
-		s.proc.stop(s.opts.StopTimeout)
+		s.proc.Stop(s.opts.StopTimeout)
 		s.proc = nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
