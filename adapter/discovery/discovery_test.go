@@ -18,6 +18,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 const testRules = `
@@ -50,30 +51,11 @@ externalRules:
 
 func compileRules(t testing.TB, text string) []*naming.Rule {
 	t.Helper()
-	cfg, err := config.Load([]byte(text))
+	set, err := ruleset.Parse([]byte(text), config.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapper := config.DefaultRESTMapper()
-	if err := config.Validate(cfg, mapper); err != nil {
-		t.Fatal(err)
-	}
-	var rules []*naming.Rule
-	for i, r := range cfg.Rules {
-		c, err := naming.Compile(r, i, naming.Custom, mapper)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules = append(rules, c)
-	}
-	for i, r := range cfg.ExternalRules {
-		c, err := naming.Compile(r, i, naming.External, mapper)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rules = append(rules, c)
-	}
-	return rules
+	return set.Rules
 }
 
 func testSeries() map[string][]fake.Series {

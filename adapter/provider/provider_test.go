@@ -21,9 +21,9 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 const rules = `
@@ -55,24 +55,9 @@ type fixture struct {
 func newFixture(t *testing.T, threshold int) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	cfg, err := config.Load([]byte(rules))
+	set, err := ruleset.Parse([]byte(rules), mapper)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var compiled []*naming.Rule
-	for i, r := range cfg.Rules {
-		c, err := naming.Compile(r, i, naming.Custom, mapper)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compiled = append(compiled, c)
-	}
-	for i, r := range cfg.ExternalRules {
-		c, err := naming.Compile(r, i, naming.External, mapper)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compiled = append(compiled, c)
 	}
 	f := &fixture{
 		prom: &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
@@ -85,7 +70,7 @@ func newFixture(t *testing.T, threshold int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetRules(compiled)
+	d.SetRules(set.Rules)
 	if err := d.Relist(context.Background()); err != nil {
 		t.Fatal(err)
 	}
