@@ -2,6 +2,8 @@ package replicas
 
 import (
 	"math"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // podScale holds what the pod-based rules (Resource and Pods metrics) need
@@ -22,6 +24,20 @@ type podScale struct {
 
 // usableValues copies the sample values, dropping ignored and unready pods.
 // Samples of pods absent from the pod list stay, as upstream keeps them.
+// trustedSamples groups pods (GroupPods) and returns the samples that count,
+// failing with ErrNoPods or ErrNoUsableMetrics as upstream does, in that order.
+func trustedSamples(pods []Pod, samples Samples, res corev1.ResourceName, timing PodTiming) (Groups, map[string]int64, error) {
+	if len(pods) == 0 {
+		return Groups{}, nil, ErrNoPods
+	}
+	groups := GroupPods(pods, samples, res, timing)
+	values := usableValues(samples, groups)
+	if len(values) == 0 {
+		return Groups{}, nil, ErrNoUsableMetrics
+	}
+	return groups, values, nil
+}
+
 func usableValues(samples Samples, g Groups) map[string]int64 {
 	out := make(map[string]int64, len(samples))
 	for name, s := range samples {

@@ -38,13 +38,9 @@ func ResourceUtilization(in UtilizationInput) (Result, error) {
 	if in.TargetUtilization <= 0 {
 		return Result{}, ErrInvalidTarget
 	}
-	if len(in.Pods) == 0 {
-		return Result{}, ErrNoPods
-	}
-	groups := GroupPods(in.Pods, in.Samples, in.Resource, in.Timing)
-	values := usableValues(in.Samples, groups)
-	if len(values) == 0 {
-		return Result{}, ErrNoUsableMetrics
+	groups, values, err := trustedSamples(in.Pods, in.Samples, in.Resource, in.Timing)
+	if err != nil {
+		return Result{}, err
 	}
 	requests, err := Requests(in.Pods, in.Resource, in.Container)
 	if err != nil {
@@ -112,13 +108,9 @@ func PodAverage(in AverageInput) (Result, error) {
 	if in.TargetAverage <= 0 {
 		return Result{}, ErrInvalidTarget
 	}
-	if len(in.Pods) == 0 {
-		return Result{}, ErrNoPods
-	}
-	groups := GroupPods(in.Pods, in.Samples, in.Resource, in.Timing)
-	values := usableValues(in.Samples, groups)
-	if len(values) == 0 {
-		return Result{}, ErrNoUsableMetrics
+	groups, values, err := trustedSamples(in.Pods, in.Samples, in.Resource, in.Timing)
+	if err != nil {
+		return Result{}, err
 	}
 	ratio, average := AverageRatio(values, in.TargetAverage)
 	r := Result{
