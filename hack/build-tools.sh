@@ -27,7 +27,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 # shellcheck source=tools/versions.env
 source "${TOOLS_SRC}/versions.env"
 
-DEFAULT_TOOLS=(kube-apiserver kube-controller-manager etcd kwok kustomize controller-gen code-generator)
+DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
 EXTRA_TOOLS=(kube-scheduler)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
@@ -56,7 +56,7 @@ usage() {
 describe() {
   LDX=""
   case "$1" in
-  kube-apiserver | kube-controller-manager | kube-scheduler)
+  kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
     MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
     PKGS=("k8s.io/kubernetes/cmd/$1") BINS=("$1")
     case "$1" in

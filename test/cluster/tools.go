@@ -21,6 +21,7 @@ type tools struct {
 	repoRoot       string
 	apiserver      string
 	controllerMgr  string
+	kubectl        string
 	etcd           string
 	kwok           string
 	kwokStages     string
@@ -73,6 +74,7 @@ func locateTools(ctx context.Context, log io.Writer) (tools, error) {
 		repoRoot:       root,
 		apiserver:      vals["KUBE_APISERVER"],
 		controllerMgr:  vals["KUBE_CONTROLLER_MANAGER"],
+		kubectl:        vals["KUBECTL"],
 		etcd:           vals["ETCD"],
 		kwok:           vals["KWOK"],
 		kwokStages:     vals["KWOK_STAGES"],
@@ -80,7 +82,7 @@ func locateTools(ctx context.Context, log io.Writer) (tools, error) {
 	}
 	var errs []error
 	for name, p := range map[string]string{
-		"KUBE_APISERVER": t.apiserver, "KUBE_CONTROLLER_MANAGER": t.controllerMgr,
+		"KUBE_APISERVER": t.apiserver, "KUBE_CONTROLLER_MANAGER": t.controllerMgr, "KUBECTL": t.kubectl,
 		"ETCD": t.etcd, "KWOK": t.kwok, "KWOK_STAGES": t.kwokStages,
 	} {
 		if p == "" {
