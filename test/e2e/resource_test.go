@@ -21,10 +21,14 @@ import (
 
 // resourceRulesYAML serves metrics.k8s.io from series shaped like the kubelet's
 // /metrics/resource endpoint (what metrics-server reads), published by the exporter.
+// The cpu query also reads e2e_container_cpu_cores, a gauge of cores: the
+// differential scenarios need cpu values that change at once, where a rate over a
+// counter ramps and two controllers sampling at different instants would see
+// different intermediate values.
 const resourceRulesYAML = `
 resourceRules:
   cpu:
-    containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m]))'
+    containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!=""}[1m])) or sum by (<<.GroupBy>>) (e2e_container_cpu_cores{<<.LabelMatchers>>,container!=""})'
     nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m]))'
     resources: {template: "<<.Resource>>"}
     containerLabel: container
@@ -42,6 +46,7 @@ const (
 	containerMemGauge   = "container_memory_working_set_bytes"
 	nodeCPUCounter      = "node_cpu_usage_seconds_total"
 	nodeMemGauge        = "node_memory_working_set_bytes"
+	cpuCoresGauge       = "e2e_container_cpu_cores"
 )
 
 const mi = 1 << 20
