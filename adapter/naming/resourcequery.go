@@ -13,11 +13,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 )
 
-// Group-resources of metrics.k8s.io requests.
-var (
-	podsGroupResource  = schema.GroupResource{Resource: "pods"}
-	nodesGroupResource = schema.GroupResource{Resource: "nodes"}
-)
+// podsGroupResource is the resource of PodMetrics requests.
+var podsGroupResource = schema.GroupResource{Resource: "pods"}
 
 // ResourceRules are compiled resourceRules (metrics.k8s.io), immutable and safe for
 // concurrent use.
