@@ -55,4 +55,3 @@ func (c *Controller) getScale(ctx context.Context, obj *Object) (*targetScale, *
 	target := fmt.Sprintf("%s/%s/%s", ref.Kind, obj.Namespace, ref.Name)
 	return nil, &scaleError{"failed to query scale subresource for " + target, first}
 }
-
