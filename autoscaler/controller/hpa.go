@@ -84,7 +84,10 @@ func extensionsFromAnnotations(ann map[string]string) (adjust.Spec, []string) {
 		warnings = append(warnings, fmt.Sprintf("annotation %s has the invalid value %q (want \"true\" or \"false\"); treated as \"false\"", key, v))
 		return false
 	}
-	return adjust.Spec{Paused: flag(v1alpha1.PausedAnnotation), DryRun: flag(v1alpha1.DryRunAnnotation)}, warnings
+	// Evaluated before warnings is read: the order of a return list's
+	// operands relative to the calls in it is unspecified.
+	spec := adjust.Spec{Paused: flag(v1alpha1.PausedAnnotation), DryRun: flag(v1alpha1.DryRunAnnotation)}
+	return spec, warnings
 }
 
 // controlAnnotations are the annotations whose change is evaluated at once.
