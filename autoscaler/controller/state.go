@@ -3,6 +3,7 @@ package controller
 import (
 	"sync"
 
+	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 )
 
@@ -13,6 +14,9 @@ import (
 type history struct {
 	recommendations []behavior.Recommendation
 	events          behavior.ScaleEvents
+	// extensions is what the proposal extensions remember (since when
+	// metrics are failed, stale or idle).
+	extensions adjust.State
 }
 
 // stateStore maps queue keys to histories.
