@@ -3,6 +3,7 @@ package proportional
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -192,7 +193,7 @@ func Warnings(p Params, fldPath *field.Path) field.ErrorList {
 	cores, nodes := reach(l.CoresToReplicas), reach(l.NodesToReplicas)
 	if cores.lo == 0 && nodes.lo == 0 && (cores.hi > 0 || nodes.hi > 0) {
 		errs = append(errs, field.Invalid(path, "a step of 0", fmt.Sprintf(
-			"gives 0 replicas when %s and %s: CPA scales the target to zero there, an Autoscaler keeps minReplicas",
+			"gives 0 replicas when %s and %s: CPA scales the target to zero there; an Autoscaler does so only with minReplicas 0, else it keeps minReplicas",
 			zeroWhere("cores", l.CoresToReplicas), zeroWhere("nodes", l.NodesToReplicas))))
 	}
 	return errs
@@ -201,18 +202,17 @@ func Warnings(p Params, fldPath *field.Path) field.ErrorList {
 // zeroWhere describes the counts for which a list gives 0.
 func zeroWhere(what string, rows [][]int) string {
 	if len(rows) == 0 {
-		return fmt.Sprintf("always (%sToReplicas is empty)", what)
+		return fmt.Sprintf("%s: always (%sToReplicas is empty)", what, what)
 	}
 	var parts []string
 	forEachStep(rows, func(lo, hi, replicas int) {
-		if replicas != 0 {
-			return
-		}
-		if hi == math.MaxInt {
+		switch {
+		case replicas != 0 || (lo >= hi && hi != math.MaxInt):
+		case hi == math.MaxInt:
 			parts = append(parts, fmt.Sprintf("%d or more", lo))
-		} else {
+		default:
 			parts = append(parts, fmt.Sprintf("%d to %d", lo, hi-1))
 		}
 	})
-	return fmt.Sprintf("%s count %v", what, parts)
+	return what + ": " + strings.Join(parts, ", ")
 }
