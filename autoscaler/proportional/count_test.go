@@ -19,7 +19,9 @@ func ready(status corev1.ConditionStatus) nodeOpt {
 }
 
 func capacity(cpu string) nodeOpt {
-	return func(n *corev1.Node) { n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)} }
+	return func(n *corev1.Node) {
+		n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+	}
 }
 
 // node has allocatable cpu (none when cpu is "") and the conditions of a
