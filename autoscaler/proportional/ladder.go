@@ -105,3 +105,29 @@ func reach(rows [][]int) span {
 	})
 	return s
 }
+
+// Range is the lowest and highest replica count p can give over all cluster
+// sizes, before Explain's int32 saturation; bounded is false when there is
+// no highest (linear with max 0). A ladder's lowest treats the cores and
+// nodes counts as independent, so it may be below what a real cluster can
+// reach but never above. A caller that clamps to [lo, hi] never changes an
+// answer of p.
+func Range(p Params) (lo, hi int, bounded bool) {
+	switch {
+	case p.Linear != nil:
+		l := p.Linear
+		lo = effectiveMin(l.Min)
+		if l.Max == 0 {
+			return lo, 0, false
+		}
+		hi = l.Max
+		if l.PreventSinglePointFailure {
+			hi = max(hi, 2)
+		}
+		return lo, hi, true
+	case p.Ladder != nil:
+		c, n := reach(p.Ladder.CoresToReplicas), reach(p.Ladder.NodesToReplicas)
+		return max(c.lo, n.lo), max(c.hi, n.hi), true
+	}
+	return 0, 0, true
+}

@@ -60,8 +60,8 @@ type Linear struct {
 // written with so that Hazards can point out such rows (ParseJSON stores a
 // placeholder 0 for each ignored element).
 type Ladder struct {
-	CoresToReplicas           [][]int `json:"coresToReplicas"`
-	NodesToReplicas           [][]int `json:"nodesToReplicas"`
+	CoresToReplicas           [][]int `json:"coresToReplicas,omitempty"`
+	NodesToReplicas           [][]int `json:"nodesToReplicas,omitempty"`
 	IncludeUnschedulableNodes bool    `json:"includeUnschedulableNodes"`
 }
 

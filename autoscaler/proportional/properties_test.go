@@ -218,3 +218,28 @@ func FuzzParseJSON(f *testing.F) {
 		}
 	})
 }
+
+// Range bounds every answer, and its ends are reached (linear: min at an
+// empty cluster, max on a big one).
+func TestRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 5))
+	for range rounds {
+		l := randomLinear(r)
+		lad := Ladder{CoresToReplicas: randomRows(r), NodesToReplicas: randomRows(r)}
+		for _, p := range []Params{{Linear: &l}, {Ladder: &lad}} {
+			lo, hi, bounded := Range(p)
+			size := randomSize(r)
+			got := int(Replicas(p, size))
+			if got < lo || (bounded && got > hi) {
+				t.Fatalf("%+v %+v on %+v: %d outside [%d, %d]", p.Linear, p.Ladder, size, got, lo, hi)
+			}
+		}
+		if lo, _, _ := Range(Params{Linear: &l}); int(Replicas(Params{Linear: &l}, ClusterSize{})) != lo {
+			t.Fatalf("%+v: an empty cluster gives %d, not min %d", l, Replicas(Params{Linear: &l}, ClusterSize{}), lo)
+		}
+		if _, hi, bounded := Range(Params{Linear: &l}); bounded && l.NodesPerReplica > 0 &&
+			int(Replicas(Params{Linear: &l}, sched(1e6, 1e7))) != hi {
+			t.Fatalf("%+v: a huge cluster does not reach max %d", l, hi)
+		}
+	}
+}
