@@ -106,13 +106,13 @@ func (in *cpaInput) add(obj map[string]any) error {
 	case "Deployment":
 		var d appsv1.Deployment
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &d); err != nil {
-			return fmt.Errorf("Deployment: %w", err)
+			return fmt.Errorf("a Deployment: %w", err)
 		}
 		in.deployments = append(in.deployments, d)
 	case "ConfigMap":
 		var cm corev1.ConfigMap
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, &cm); err != nil {
-			return fmt.Errorf("ConfigMap: %w", err)
+			return fmt.Errorf("a ConfigMap: %w", err)
 		}
 		in.configMaps = append(in.configMaps, cm)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -276,14 +275,4 @@ func describeTerm(name string, t proportional.Term, rows [][]int) string {
 		return list + " is empty: 0"
 	}
 	return string(t.Rule)
-}
-
-// sortedKeys is used by error messages listing map keys.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
