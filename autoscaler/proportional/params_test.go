@@ -34,6 +34,7 @@ func TestParseJSONLinear(t *testing.T) {
 			want: &Linear{NodesPerReplica: 1, Max: 1}},
 		{name: "keys are case-insensitive, unknown keys ignored", raw: `{"CORESPERREPLICA": 256, "NodesPerReplica": 16, "Min": 2, "extra": [1]}`,
 			want: &Linear{CoresPerReplica: 256, NodesPerReplica: 16, Min: 2}},
+		{name: "case folding does not ignore delimiters", raw: `{"nodes_per_replica": 16}`, wantErr: "at least one of"},
 		{name: "the last duplicate key wins", raw: `{"nodesPerReplica": 1, "min": 5, "MIN": 3}`, want: &Linear{NodesPerReplica: 1, Min: 3}},
 		{name: "min must be a JSON integer", raw: `{"nodesPerReplica": 1, "min": 1.0}`, wantErr: "not CPA linear params"},
 		{name: "exponent is not an integer", raw: `{"nodesPerReplica": 1, "max": 1e2}`, wantErr: "not CPA linear params"},
