@@ -218,3 +218,30 @@ func TestValidateParams(t *testing.T) {
 		t.Errorf("fields %v, want %s: %v", fields, want, errs)
 	}
 }
+
+func TestExplanationString(t *testing.T) {
+	tests := []struct {
+		p    Params
+		size ClusterSize
+		want string
+	}{
+		{Params{Linear: &Linear{CoresPerReplica: 256, NodesPerReplica: 16}}, sched(100, 400),
+			"7 from nodes (linear): nodes 100: ceil(100 / 16) = 7; cores 400: ceil(400 / 256) = 2"},
+		{Params{Linear: &Linear{CoresPerReplica: 0.7, Max: 20, IncludeUnschedulableNodes: true}}, sched(1, 21),
+			"20 from cores (linear, unschedulable nodes included): cores 21: ceil(21 / 0.7) = 31, max 20; nodes 1: nodesPerReplica unset = 1"},
+		{Params{Linear: &Linear{NodesPerReplica: 16, Min: 3, PreventSinglePointFailure: true}}, sched(2, 8),
+			"3 from nodes (linear): nodes 2: ceil(2 / 16) = 1, min 3; cores 8: coresPerReplica unset = 1"},
+		{Params{Linear: &Linear{NodesPerReplica: 16, PreventSinglePointFailure: true}}, sched(2, 8),
+			"2 from nodes (linear): nodes 2: preventSinglePointFailure = 2; cores 8: coresPerReplica unset = 1"},
+		{Params{Ladder: &readmeLadder}, sched(100, 400),
+			"3 from cores (ladder): cores 400: coresToReplicas[1] = 3; nodes 100: nodesToReplicas[1] = 2"},
+		{Params{Ladder: &Ladder{CoresToReplicas: [][]int{{8, 2}}}}, sched(1, 4),
+			"2 from cores (ladder): cores 4: below every threshold, coresToReplicas[0] = 2; nodes 1: nodesToReplicas empty = 0"},
+		{Params{}, sched(1, 4), "0: no linear or ladder params"},
+	}
+	for _, tt := range tests {
+		if got := Explain(tt.p, tt.size).String(); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}
