@@ -14,5 +14,6 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCommand())
+	root.AddCommand(newProportionalCommand())
 	return root
 }
