@@ -50,6 +50,7 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		Status:          v1alpha1.ToHPAStatus(&a.Status),
 		Extensions:      extensionsOf(&a.Spec),
 		MetricOptions:   metricOptionsOf(a.Spec.Metrics),
+		Proportional:    proportionalOf(a.Spec.Metrics),
 		LastDecision:    a.Status.LastDecision,
 		Source:          a,
 	}, nil
@@ -111,6 +112,17 @@ func metricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
 			continue
 		}
 		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero})
+	}
+	return out
+}
+
+// proportionalOf returns the ClusterProportional metrics with their index.
+func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
+	var out []ProportionalSource
+	for i, m := range metrics {
+		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
+			out = append(out, ProportionalSource{Index: i, Source: *m.ClusterProportional})
+		}
 	}
 	return out
 }

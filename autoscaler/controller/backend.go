@@ -25,6 +25,9 @@ type Object struct {
 	// Extensions are the ebbflow extensions the object sets (from the
 	// Autoscaler's spec, or a drop-in HPA's annotations).
 	Extensions adjust.Spec
+	// Proportional are the ClusterProportional metrics (Autoscalers only);
+	// they are not in Spec.Metrics.
+	Proportional []ProportionalSource
 	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
 	// of that metric (zero for drop-in HPAs).
 	MetricOptions []MetricOptions

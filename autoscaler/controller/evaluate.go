@@ -58,6 +58,7 @@ func (c *Controller) forget(key string) {
 	c.tracker.remove(key)
 	c.due.forget(key)
 	c.deps.SelfMetrics.forget(key)
+	c.cluster.forget(key)
 }
 
 // evaluation is the state of one evaluation of one object: the object (its
@@ -130,6 +131,8 @@ type decided struct {
 	d         decision.Decision
 	// ext is the result of the proposal extensions (fallback, activation).
 	ext adjust.ProposalResult
+	// proportional describes the ClusterProportional metrics for the record.
+	proportional []record.Metric
 }
 
 // proposalInput is what decide passes to the proposal extensions, less the
@@ -154,6 +157,9 @@ func decide(obs observation, in decision.Input, ext proposalInput) decided {
 			out.evaluated[i] = decision.Propose(r, obs.shared)
 			out.statuses[i], in.Proposals[i] = out.evaluated[i].Status, out.evaluated[i].Proposal
 		}
+		props, recs := proposeProportional(obs.proportional, obs.decideAt)
+		in.Proposals = append(in.Proposals, props...)
+		out.proportional = recs
 		ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
 		out.ext = adjust.Proposal(ext)
 		in.Override = out.ext.Override

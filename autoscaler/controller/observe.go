@@ -34,6 +34,8 @@ type observation struct {
 	shared    decision.Shared
 	// readings has one entry per spec metric when the gate said to read them.
 	readings []decision.Reading
+	// proportional has one entry per ClusterProportional metric.
+	proportional []proportionalReading
 	// decideAt is when the metrics were read: upstream reads the clock again
 	// before normalizing.
 	decideAt time.Time
@@ -60,9 +62,14 @@ func (ev *evaluation) observe(ctx context.Context) observation {
 	}
 	obs.gate = decision.Check(obs.bounds)
 	if obs.gate.Action == decision.ComputeMetrics {
-		obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
+		// An Autoscaler with only ClusterProportional metrics needs no pods
+		// and no metrics API.
+		if len(spec.Metrics) > 0 || len(ev.obj.Proportional) == 0 {
+			obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
+		}
 		if obs.inputsErr == nil {
 			obs.readings = ev.readMetrics(ctx, obs.shared)
+			obs.proportional = ev.observeProportional()
 		}
 	}
 	obs.decideAt = ev.c.deps.Clock.Now()

@@ -100,6 +100,7 @@ func (ev *evaluation) decisionRecord(out outcome, result error) v1alpha1.Decisio
 	for i, e := range out.dec.evaluated {
 		in.Metrics = append(in.Metrics, record.Metric{Reading: out.obs.readings[i], Evaluated: e})
 	}
+	in.Metrics = append(in.Metrics, out.dec.proportional...)
 	return record.Build(in)
 }
 

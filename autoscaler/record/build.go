@@ -56,6 +56,9 @@ type Input struct {
 type Metric struct {
 	Reading   decision.Reading
 	Evaluated decision.Evaluated
+	// Name and Reason, when set, replace the name derived from the spec and
+	// the reason of the calculation (sources that are not HPA metrics).
+	Name, Reason string
 }
 
 // Build returns the record of one evaluation. It is pure and bounded: at most
@@ -114,6 +117,9 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 func metricRecord(m Metric) v1alpha1.MetricRecord {
 	spec := m.Reading.Spec
 	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: MetricName(spec)}
+	if m.Name != "" {
+		r.Name = cut(m.Name)
+	}
 	if !m.Reading.Timestamp.IsZero() {
 		t := metav1.NewTime(m.Reading.Timestamp)
 		r.Timestamp = &t
@@ -124,6 +130,9 @@ func metricRecord(m Metric) v1alpha1.MetricRecord {
 	}
 	n := m.Evaluated.Proposal.Replicas
 	r.Replicas, r.Reason = &n, string(m.Evaluated.Result.Reason)
+	if m.Reason != "" {
+		r.Reason = cut(m.Reason)
+	}
 	r.TargetType, r.Target = target(spec)
 	r.Value = value(m.Evaluated.Status, r.TargetType)
 	return r

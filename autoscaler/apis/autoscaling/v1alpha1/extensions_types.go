@@ -72,6 +72,9 @@ type ClusterProportionalSource struct {
 
 // LinearParams are cluster-proportional-autoscaler's linear parameters,
 // with its JSON names.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.coresPerReplica) && self.coresPerReplica > 0) || (has(self.nodesPerReplica) && self.nodesPerReplica > 0)",message="set coresPerReplica or nodesPerReplica (cluster-proportional-autoscaler rejects both zero)"
+// +kubebuilder:validation:XValidation:rule="!has(self.max) || self.max == 0 || self.max >= (has(self.min) && self.min > 0 ? self.min : 1)",message="max must be 0 (no limit) or at least min",fieldPath=".max"
 type LinearParams struct {
 	// coresPerReplica: one replica per this many cores (0: cores not counted).
 	// +optional
@@ -100,6 +103,8 @@ type LinearParams struct {
 
 // LadderParams are cluster-proportional-autoscaler's ladder parameters:
 // rows of [threshold, replicas].
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.coresToReplicas) && size(self.coresToReplicas) > 0) || (has(self.nodesToReplicas) && size(self.nodesToReplicas) > 0)",message="an empty ladder gives 0 replicas (cluster-proportional-autoscaler would scale the target to zero): give coresToReplicas or nodesToReplicas"
 type LadderParams struct {
 	// coresToReplicas: [[cores, replicas], ...].
 	// +optional
