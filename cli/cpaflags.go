@@ -24,6 +24,8 @@ type cpaConfig struct {
 	defaultParams *string // nil: not given
 	nodeLabels    string
 	ignored       []string // CPA flags that have no equivalent
+
+	configMapInInput bool // set by cpaParams
 }
 
 // cpaStringFlags are the CPA flags that take a value; a value may follow

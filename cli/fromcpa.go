@@ -42,14 +42,16 @@ holding the CPA Deployment(s) (a container whose command or args set --target) a
 optionally, CPA's ConfigMap; or CPA's flags given directly. Flags given with -f
 override the Deployment's.
 
-Params: those of the ConfigMap when the input holds it (what CPA reads when it
-exists), else those of --default-params (what CPA creates the ConfigMap from).
-Each Autoscaler also keeps reading the ConfigMap (configMapRef; --configmap-ref=false
-leaves it out), so that editing it keeps working.
+Params: each Autoscaler reads CPA's ConfigMap (configMapRef), so that editing it
+keeps working; --configmap-ref=false writes the params inline instead. The params
+converted, checked, and used for the bounds are those of the ConfigMap when the
+input holds it (what CPA reads when it exists), else those of --default-params
+(what CPA creates the ConfigMap from).
 
 minReplicas and maxReplicas are the lowest and highest counts the params can
 give, so that they never clamp CPA's answer (maxReplicas is --max-replicas when
-the params have no maximum). behavior lets every change through at once, as CPA
+the params have no maximum; minReplicas is at least 1). With configMapRef, an
+edit of the ConfigMap beyond these bounds is clamped by them: change them too. behavior lets every change through at once, as CPA
 resizes at once: no stabilization window, a scale-up policy of maxReplicas pods
 and a scale-down policy of 100% per second.`,
 		Args: cobra.NoArgs,
@@ -66,7 +68,7 @@ and a scale-down policy of 100% per second.`,
 	f.StringVar(&o.flags.nodeLabels, "nodelabels", "", "CPA's --nodelabels: a label selector of the nodes to count")
 	f.StringVar(&o.name, "name", "", "name of the Autoscaler (default: the target's name; one target only)")
 	f.Int32Var(&o.maxReplicas, "max-replicas", defaultUnboundedMax, "maxReplicas when CPA's params set no maximum (linear max 0)")
-	f.BoolVar(&o.configMapRef, "configmap-ref", true, "keep reading CPA's ConfigMap (spec...clusterProportional.configMapRef)")
+	f.BoolVar(&o.configMapRef, "configmap-ref", true, "read the params from CPA's ConfigMap (clusterProportional.configMapRef); false: write them inline")
 	return cmd
 }
 
@@ -157,7 +159,7 @@ func convertCPA(w io.Writer, c cpaConfig, configMaps []corev1.ConfigMap, o fromC
 	for _, flag := range c.ignored {
 		fmt.Fprintf(w, "note: %s: %s has no equivalent: an Autoscaler watches nodes and reacts to each change\n", c.source, flag)
 	}
-	p, err := cpaParams(w, c, configMaps)
+	p, err := cpaParams(w, &c, configMaps)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +175,13 @@ func convertCPA(w io.Writer, c cpaConfig, configMaps []corev1.ConfigMap, o fromC
 	}
 	source := clusterProportionalSource{}
 	switch {
+	case o.configMapRef:
+		// The API takes exactly one of linear, ladder and configMapRef.
+		source.ConfigMapRef = &configMapRef{Name: c.configMap}
+		if !c.configMapInInput {
+			fmt.Fprintf(w, "note: %s: the Autoscaler reads ConfigMap %s, which must exist (CPA creates it from --default-params, Ebbflow does not); --configmap-ref=false writes the params inline instead\n",
+				c.source, qualified(c.namespace, c.configMap))
+		}
 	case p.Linear != nil:
 		l := *p.Linear
 		l.Min, _, _ = proportional.Range(p) // CPA's min: 0 means 1; written out
@@ -186,9 +195,6 @@ func convertCPA(w io.Writer, c cpaConfig, configMaps []corev1.ConfigMap, o fromC
 			return nil, fmt.Errorf("--nodelabels %q: %w", c.nodeLabels, err)
 		}
 		source.NodeSelector = sel
-	}
-	if o.configMapRef {
-		source.ConfigMapRef = &configMapRef{Name: c.configMap}
 	}
 	lo, hi, err := replicaBounds(w, c, p, o.maxReplicas)
 	if err != nil {
@@ -212,11 +218,12 @@ func convertCPA(w io.Writer, c cpaConfig, configMaps []corev1.ConfigMap, o fromC
 
 // cpaParams are the params CPA uses: its ConfigMap's when it exists (here:
 // when the input holds it), else --default-params'.
-func cpaParams(w io.Writer, c cpaConfig, configMaps []corev1.ConfigMap) (proportional.Params, error) {
+func cpaParams(w io.Writer, c *cpaConfig, configMaps []corev1.ConfigMap) (proportional.Params, error) {
 	for _, cm := range configMaps {
 		if cm.Name != c.configMap || (cm.Namespace != "" && cm.Namespace != c.namespace) {
 			continue
 		}
+		c.configMapInInput = true
 		if c.defaultParams != nil {
 			fmt.Fprintf(w, "note: %s: ConfigMap %s exists: its params are used, not --default-params (as CPA does)\n", c.source, cm.Name)
 		}
@@ -253,10 +260,13 @@ func replicaBounds(w io.Writer, c cpaConfig, p proportional.Params, unbounded in
 		return 0, 0, fmt.Errorf("--max-replicas %d is below the params' min %d", unbounded, l)
 	}
 	if l == 0 {
-		fmt.Fprintf(w, "note: %s: the ladder gives 0 replicas on some clusters: minReplicas is 0 so that the Autoscaler scales to zero there as CPA does\n", c.source)
+		// An Autoscaler scales to zero only through an Object or External
+		// metric's activation (spec.scaleToZero).
+		fmt.Fprintf(w, "warning: %s: the ladder gives 0 replicas on some clusters, where CPA scales the target to zero; the Autoscaler keeps minReplicas 1 there\n", c.source)
+		l = 1
 	}
 	// Range is within int32: Hazards rejected larger values.
-	return int32(l), int32(max(h, 1)), nil
+	return int32(l), int32(max(h, l)), nil
 }
 
 // normalizedLadder writes each row as the [threshold, replicas] CPA reads.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
@@ -61,6 +62,14 @@ func parseManifests(t *testing.T, out string) []autoscalerManifest {
 		if err := yaml.UnmarshalStrict([]byte(doc), &m); err != nil {
 			t.Fatalf("%v in:\n%s", err, out)
 		}
+		// The manifest has the shape of the API's types, field for field.
+		var typed v1alpha1.Autoscaler
+		if err := yaml.UnmarshalStrict([]byte(doc), &typed); err != nil {
+			t.Fatalf("not an Autoscaler of the API: %v in:\n%s", err, doc)
+		}
+		if typed.APIVersion != v1alpha1.SchemeGroupVersion.String() || typed.Spec.Metrics[0].Type != v1alpha1.ClusterProportionalMetricSourceType {
+			t.Fatalf("API version or metric type: %+v", typed)
+		}
 		ms = append(ms, m)
 	}
 	return ms
@@ -73,6 +82,14 @@ func checkFaithful(t *testing.T, m autoscalerManifest, cpa proportional.Params) 
 	t.Helper()
 	src := m.Spec.Metrics[0].ClusterProportional
 	p := proportional.Params{Linear: src.Linear, Ladder: src.Ladder}
+	if src.ConfigMapRef != nil {
+		// The API takes exactly one of linear, ladder and configMapRef;
+		// the ConfigMap holds CPA's params.
+		if p.Linear != nil || p.Ladder != nil {
+			t.Fatalf("configMapRef with inline params: %+v", src)
+		}
+		p = cpa
+	}
 	if errs := append(proportional.Validate(p, field.NewPath("clusterProportional")), proportional.Hazards(p, nil)...); len(errs) > 0 {
 		t.Fatalf("manifest params: %v", errs)
 	}
@@ -84,7 +101,9 @@ func checkFaithful(t *testing.T, m autoscalerManifest, cpa proportional.Params) 
 			if got != want {
 				t.Fatalf("%+v: manifest gives %d, CPA %d", size, got, want)
 			}
-			if want < lo || want > hi {
+			// The one clamp: CPA's 0 stays at minReplicas 1 (an Autoscaler
+			// scales to zero only through Object or External metrics).
+			if (want < lo && !(want == 0 && lo == 1)) || want > hi {
 				t.Fatalf("%+v: CPA's %d is clamped by [%d, %d]", size, want, lo, hi)
 			}
 		}
@@ -131,7 +150,7 @@ func TestFromCPADeploymentAndConfigMap(t *testing.T) {
 		t.Errorf("metric %+v", m.Spec.Metrics[0])
 	}
 	checkFaithful(t, m, mustParams(t, map[string]string{"linear": `{"nodesPerReplica": 10, "max": 50, "preventSinglePointFailure": true}`}))
-	if !strings.Contains(stderr, "ConfigMap kube-dns-autoscaler exists: its params are used, not --default-params") {
+	if !strings.Contains(stderr, "ConfigMap kube-dns-autoscaler exists: its params are used, not --default-params") || strings.Contains(stderr, "must exist") {
 		t.Errorf("stderr %q", stderr)
 	}
 }
@@ -161,7 +180,7 @@ func TestFromCPADefaultParams(t *testing.T) {
 }
 
 // Flags only: a ladder with a step of 0 (CPA's README's optional feature)
-// gets minReplicas 0, several targets one Autoscaler each.
+// keeps minReplicas 1, with a warning; several targets, one Autoscaler each.
 func TestFromCPAFlags(t *testing.T) {
 	ladder := `{"ladder":{"nodesToReplicas":[[0,0],[6,1],[50,3]],"coresToReplicas":[[0,0],[512,2]]}}`
 	out, stderr, err := runSplit(t, "", "proportional", "from-cpa", "--namespace", "tools", "--configmap", "opt",
@@ -174,12 +193,13 @@ func TestFromCPAFlags(t *testing.T) {
 		t.Fatalf("%+v", ms)
 	}
 	for _, m := range ms {
-		if m.Spec.MinReplicas != 0 || m.Spec.MaxReplicas != 3 {
+		if m.Spec.MinReplicas != 1 || m.Spec.MaxReplicas != 3 || m.Spec.Metrics[0].ClusterProportional.ConfigMapRef.Name != "opt" {
 			t.Errorf("bounds [%d, %d]", m.Spec.MinReplicas, m.Spec.MaxReplicas)
 		}
 		checkFaithful(t, m, mustParams(t, map[string]string{"ladder": `{"nodesToReplicas":[[0,0],[6,1],[50,3]],"coresToReplicas":[[0,0],[512,2]]}`}))
 	}
-	if !strings.Contains(stderr, "minReplicas is 0") {
+	if !strings.Contains(stderr, "the ladder gives 0 replicas on some clusters, where CPA scales the target to zero; the Autoscaler keeps minReplicas 1") ||
+		!strings.Contains(stderr, "the Autoscaler reads ConfigMap tools/opt, which must exist") {
 		t.Errorf("stderr %q", stderr)
 	}
 }
