@@ -34,7 +34,9 @@ func TestProposalNoExtensionIsIdentity(t *testing.T) {
 }
 
 func TestActivation(t *testing.T) {
-	q := func(v int64) MetricState { return MetricState{Name: "queue", Value: v * 1000, HasValue: true, Activation: milli(5000)} }
+	q := func(v int64) MetricState {
+		return MetricState{Name: "queue", Value: v * 1000, HasValue: true, Activation: milli(5000)}
+	}
 	tests := []struct {
 		name      string
 		current   int32
