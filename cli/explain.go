@@ -37,6 +37,12 @@ func newExplainCommand() *cobra.Command {
 		retry:  defaultRetry,
 	}
 	o.clients = o.clientsFromFlags
+	return o.command()
+}
+
+// command returns the explain command for o; o.config's flags are added to
+// it.
+func (o *explainOptions) command() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain [-n NAMESPACE] [autoscaler/|hpa/]NAME",
 		Short: "Explain the last decision of an Autoscaler or a drop-in HorizontalPodAutoscaler",

@@ -51,7 +51,7 @@ func parseTarget(arg, kindFlag string) (kind, name string, err error) {
 		case k == "":
 			return "", "", fmt.Errorf("unknown kind %q in %q (want autoscaler/NAME or hpa/NAME)", prefix, arg)
 		case kind != "" && kind != k:
-			return "", "", fmt.Errorf("%q names a %s but --kind says %s", arg, k, kind)
+			return "", "", fmt.Errorf("%q: the prefix says %s but --kind says %s", arg, k, kind)
 		}
 		kind, name = k, rest
 	}
@@ -177,20 +177,38 @@ func (s *hpaSource) view(obj runtime.Object) (decisionView, error) {
 // readError turns an API error into one line an operator can act on; the
 // API error stays reachable with errors.As (apierrors.IsForbidden etc.).
 func readError(err error, kind, resource, ns, name string) error {
-	var status apierrors.APIStatus
 	var msg string
 	switch {
-	case apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Name != "":
-		msg = fmt.Sprintf("%s %q not found in namespace %q", kind, name, ns)
-	case apierrors.IsNotFound(err):
-		// No name in the details: the resource itself is not served.
+	case apierrors.IsNotFound(err) && !objectNotFound(err):
 		msg = fmt.Sprintf("the server does not serve %s (is the ebbflow Autoscaler CRD installed?)", resource)
+	case apierrors.IsNotFound(err):
+		msg = fmt.Sprintf("%s %q not found in namespace %q", kind, name, ns)
 	case apierrors.IsForbidden(err):
 		msg = fmt.Sprintf("not allowed to read %s %s/%s (get and watch on %s are needed): %v", kind, ns, name, resource, err)
 	default:
 		msg = fmt.Sprintf("read %s %s/%s: %v", kind, ns, name, err)
 	}
 	return &apiReadError{msg: msg, err: err}
+}
+
+// objectNotFound tells a NotFound about the object (a Status naming it) from
+// one about its resource, which the server does not serve: a Status without a
+// name, or a bare 404 that client-go reports as an unexpected response.
+func objectNotFound(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	if d == nil || d.Name == "" {
+		return false
+	}
+	for _, c := range d.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			return false
+		}
+	}
+	return true
 }
 
 // apiReadError is an API error with explain's message.
