@@ -17,11 +17,13 @@ const diffCPURequest = "100m"
 const diffPodMemory = 32 << 20
 
 // cpuUtilizationScenario is a Resource metric: average cpu Utilization 50% of the
-// 100m request. 30m per pod (30%): stays at 1. 140m per pod (140%): 1→3; the two new
-// pods are unready for the cpu rule (within the 5m cpu initialization period their
-// samples predate readiness + the 1m window) and count as 0 on scale-up, so the
-// conservative ratio is 2.8/3 and 3 holds until they are trusted (~1m): then 3 ready
-// at 140%: 9. 20m per pod (20%): down to 4 (ceil(0.4×9)), then 2, then 1.
+// 100m request, exercising the upstream rules for unready pods. Within the 5m cpu
+// initialization period a pod is unready while its sample is older than its
+// readiness transition plus the metric window (1m): so for the first minute even the
+// first pod is unready and 140m (140%) changes nothing; once it is trusted: 3 (@~61s).
+// The two new pods are unready in turn (counted at 0 on scale-up: ratio 2.8/3 keeps 3);
+// at 110s 20m per pod (20%) scales down on the ready pod alone (unready ones are left
+// out on scale-down): 1. Observed on both sides: 1, 3@61s, 1@111s.
 func cpuUtilizationScenario() diffScenario {
 	s := time.Second
 	return diffScenario{

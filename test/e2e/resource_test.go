@@ -97,20 +97,24 @@ func publishResourceFixture(e *exporter.Exporter) {
 	}
 }
 
-// resourceCounterLoop advances the cpu counters at their rates until stop.
+// resourceCounterLoop advances the cpu counters at their rates until stop, by the
+// time actually elapsed (a busy machine delays and drops ticks).
 func resourceCounterLoop(stop <-chan struct{}, e *exporter.Exporter, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			dt := now.Sub(last).Seconds()
+			last = now
 			for _, c := range resourceContainers() {
-				e.AddCounter(containerCPUCounter, c.labels(), c.cores*tick.Seconds())
+				e.AddCounter(containerCPUCounter, c.labels(), c.cores*dt)
 			}
 			for _, n := range resourceNodes() {
-				e.AddCounter(nodeCPUCounter, map[string]string{"node": n.node}, n.cores*tick.Seconds())
+				e.AddCounter(nodeCPUCounter, map[string]string{"node": n.node}, n.cores*dt)
 			}
 		}
 	}
@@ -184,9 +188,14 @@ func eventuallyTop(t *testing.T, want map[string]topRow, args ...string) {
 	var last error
 	var out string
 	for ctx.Err() == nil {
-		var rows map[string]topRow
-		rows, out, last = kubectlTop(ctx, args...)
-		if last == nil {
+		callCtx, callCancel := context.WithTimeout(ctx, 20*time.Second)
+		rows, o, err := kubectlTop(callCtx, args...)
+		callCancel()
+		if ctx.Err() != nil && last != nil {
+			break // keep the last real answer, not the kill at the deadline
+		}
+		out, last = o, err
+		if err == nil {
 			if last = checkTop(rows, want); last == nil {
 				return
 			}
