@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./test/simulator/... ./test/proc/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests all build test test-unit test-integration test-e2e fuzz bench demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests all build test test-unit test-integration test-e2e fuzz bench bench-reaction demo verify deps tools clean
 
 all: build
 
@@ -38,6 +38,10 @@ fuzz:
 ## bench: benchmarks; results go to _output/bench/ (see docs/benchmarks.md)
 bench:
 	hack/bench.sh
+
+## bench-reaction: ClusterProportional reaction time on the local cluster (node added/deleted → /scale written; EBBFLOW_REACTION_EVENTS=30)
+bench-reaction:
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m -run '^$$' -bench '^BenchmarkProportionalReaction$$' -benchtime 1x ./test/e2e/
 
 ## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
 DEMO_FLAGS ?=
