@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	core "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
@@ -76,7 +77,9 @@ func newProportionalScale(b *testing.B, nodes, n, selectors int) *proportionalSc
 // the API server and the informer would.
 func (s *proportionalScale) sync(b *testing.B, key string) {
 	s.client.ClearActions()
-	if _, err := s.f.ctrl.sync(context.Background(), key); err != nil {
+	// Quiet: a benchmark's log lines would split its result lines.
+	ctx := klog.NewContext(context.Background(), klog.Background().V(100))
+	if _, err := s.f.ctrl.sync(ctx, key); err != nil {
 		b.Fatal(err)
 	}
 	for _, act := range s.client.Actions() {
