@@ -37,8 +37,9 @@ func TestProportional(t *testing.T) {
 		if got := expectReplicas(t, ns, "dns", pool, p, "1 node"); got != 2 {
 			t.Errorf("1 node: %d replicas, want CPA's 2", got)
 		}
-		// 24 nodes: allocatable 3750m, 7750m and 3250m in turn, rounded
-		// up once: 8 × 14.75 = 118 cores: ceil(118/16) = 8 > ceil(24/4).
+		// 24 nodes, allocatable cpu summed and rounded up once: 3.75 +
+		// 8 × 7.75 + 8 × 3.25 + 7 × 3.75 = 118 cores: ceil(118/16) = 8, above
+		// the nodes term ceil(24/4) = 6.
 		pool.addN(23, "8", "3500m", "4")
 		if got := expectReplicas(t, ns, "dns", pool, p, "24 nodes"); got != 8 {
 			t.Errorf("24 nodes: %d replicas, want 8", got)
