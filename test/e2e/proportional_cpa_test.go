@@ -36,7 +36,7 @@ func fromCPA(t *testing.T, stdin string, args ...string) string {
 
 // kubectl runs the cluster's kubectl as cluster admin with stdin and returns
 // its combined output and error.
-func kubectl(stdin string, args ...string) (string, error) {
+func kubectlIn(stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, env().Kubectl(), append([]string{"--kubeconfig=" + env().AdminKubeconfig()}, args...)...)
@@ -91,7 +91,7 @@ data:
 	for what, in := range inputs {
 		for _, ref := range []string{"true", "false"} {
 			manifest := fromCPA(t, in, "-f", "-", "--configmap-ref="+ref)
-			if out, err := kubectl(manifest, "apply", "--dry-run=server", "-f", "-"); err != nil {
+			if out, err := kubectlIn(manifest, "apply", "--dry-run=server", "-f", "-"); err != nil {
 				t.Errorf("%s, --configmap-ref=%s: kubectl apply --dry-run=server: %v\n%s\nmanifest:\n%s", what, ref, err, out, manifest)
 			} else if !strings.Contains(out, "(server dry run)") {
 				t.Errorf("%s: kubectl said %q", what, out)
@@ -119,7 +119,7 @@ spec:
   - type: ClusterProportional
     clusterProportional: %s
 `, ns, params)
-		out, err := kubectl(manifest, "create", "--dry-run=server", "-f", "-")
+		out, err := kubectlIn(manifest, "create", "--dry-run=server", "-f", "-")
 		if err == nil || !strings.Contains(out, r.want) {
 			t.Errorf("%s: kubectl create --dry-run=server: err %v, output %q; want a rejection naming %q", what, err, out, r.want)
 		}
@@ -131,7 +131,7 @@ spec:
 func waitAutoscalerCondition(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, msg string) {
 	t.Helper()
 	for deadline := time.Now().Add(propTimeout); ; time.Sleep(200 * time.Millisecond) {
-		if c, ok := autoscalerCondition(t, ns, name, typ); ok && c.Status == status && strings.Contains(c.Message, msg) {
+		if c, ok := propCondition(t, ns, name, typ); ok && c.Status == status && strings.Contains(c.Message, msg) {
 			t.Logf("%s/%s: %s=%s (%s: %s)", ns, name, typ, c.Status, c.Reason, c.Message)
 			return
 		}
@@ -161,7 +161,7 @@ func waitEvent(t *testing.T, ns, name, typ, reason string) {
 }
 
 // waitDecision waits until the Autoscaler's last decision satisfies ok.
-func waitDecision(t *testing.T, ns, name string, ok func(*v1alpha1.DecisionRecord) bool, want string) {
+func waitPropDecision(t *testing.T, ns, name string, ok func(*v1alpha1.DecisionRecord) bool, want string) {
 	t.Helper()
 	for deadline := time.Now().Add(propTimeout); ; time.Sleep(200 * time.Millisecond) {
 		a, err := ebb(t).AutoscalingV1alpha1().Autoscalers(ns).Get(context.Background(), name, metav1.GetOptions{})

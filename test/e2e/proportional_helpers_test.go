@@ -252,7 +252,7 @@ func holdReplicas(t testing.TB, ns, name string, want int32, d time.Duration) {
 }
 
 // autoscalerCondition returns the Autoscaler's condition of type typ.
-func autoscalerCondition(t testing.TB, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType) (autoscalingv2.HorizontalPodAutoscalerCondition, bool) {
+func propCondition(t testing.TB, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType) (autoscalingv2.HorizontalPodAutoscalerCondition, bool) {
 	a, err := ebb(t).AutoscalingV1alpha1().Autoscalers(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		return autoscalingv2.HorizontalPodAutoscalerCondition{}, false

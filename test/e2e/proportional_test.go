@@ -117,7 +117,7 @@ func testProportionalConfigMap(t *testing.T) {
 	}
 	manifest := fromCPA(t, "", "--target=deployment/dns", "--configmap=dns-autoscaler", "--namespace="+ns,
 		"--nodelabels="+poolLabel+"="+pool.name, "--max-replicas=50", `--default-params={"linear":{"nodesPerReplica":2,"min":1}}`)
-	if out, err := kubectl(manifest, "apply", "-f", "-"); err != nil {
+	if out, err := kubectlIn(manifest, "apply", "-f", "-"); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s\n%s", err, out, manifest)
 	}
 	linear := func(perReplica float64) proportional.Params {
@@ -174,7 +174,7 @@ func testProportionalWithPods(t *testing.T) {
 		v1alpha1.MetricSpec{MetricSpec: autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
 			Metric: autoscalingv2.MetricIdentifier{Name: InflightGauge}, Target: averageValue("10")}}})
 	// 5 per pod against 10 wants 2 of the 3 pods: the 3 nodes win.
-	waitDecision(t, ns, "web", func(d *v1alpha1.DecisionRecord) bool {
+	waitPropDecision(t, ns, "web", func(d *v1alpha1.DecisionRecord) bool {
 		return strings.HasPrefix(d.WinningMetric, "cluster-proportional") && d.DesiredReplicas == 3
 	}, "cluster-proportional wins at 3")
 	// 40 per pod wants 12: the Pods metric wins, the scale-up policy lets
@@ -182,7 +182,7 @@ func testProportionalWithPods(t *testing.T) {
 	perPod.set(40)
 	waitProportional(t, ns, "web", 5, "Pods metric wins, scale-up policy +2")
 	holdReplicas(t, ns, "web", 5, 6*time.Second)
-	waitDecision(t, ns, "web", func(d *v1alpha1.DecisionRecord) bool {
+	waitPropDecision(t, ns, "web", func(d *v1alpha1.DecisionRecord) bool {
 		return d.WinningMetric != "" && !strings.HasPrefix(d.WinningMetric, "cluster-proportional") && d.Proposal != nil && *d.Proposal > 5
 	}, "Pods metric proposes more than 5")
 	// Idle pods: the nodes count wins again, scale-down is immediate.

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -129,7 +128,7 @@ func awaitReplicas(b *testing.B, w watch.Interface, want int32, start time.Time)
 				return time.Since(start)
 			}
 		case <-timeout:
-			b.Fatal(fmt.Sprintf("no write of %d replicas within %v", want, propTimeout))
+			b.Fatalf("no write of %d replicas within %v", want, propTimeout)
 		}
 	}
 }
