@@ -23,8 +23,8 @@ import (
 // (or delete) call to the moment a watch on the target Deployment sees
 // spec.replicas changed by ebbflow-autoscaler's /scale write. Each event
 // changes the count by one (linear, nodesPerReplica 1) and waits for the
-// write before the next; EBBFLOW_REACTION_EVENTS (default 30) nodes are
-// added one by one, then deleted one by one. It reports p50, p99 and max
+// write before the next; to a pool of one node, EBBFLOW_REACTION_EVENTS
+// (default 30) nodes are added one by one, then as many deleted one by one. It reports p50, p99 and max
 // over all events (nearest rank) and each direction's p50. It is a
 // benchmark, never part of `make test`; run it alone:
 //
@@ -97,15 +97,17 @@ func reactionRun(b *testing.B, n int) (adds, dels []time.Duration) {
 	defer w.Stop()
 	createAutoscaler(b, ns, "dns", 1000, nil, clusterMetric(v1alpha1.ClusterProportionalSource{
 		Linear: &v1alpha1.LinearParams{NodesPerReplica: 1}, NodeSelector: pool.selector()}))
-	// No node: min 1, the Deployment's count: nothing to write.
+	// One node: 1 replica, the Deployment's count, nothing to write. Each
+	// event below changes the count by one.
+	pool.add("4")
 	time.Sleep(time.Second)
-	for i := 1; i <= n; i++ {
+	for i := 2; i <= n+1; i++ {
 		start := time.Now()
 		pool.add("4")
 		adds = append(adds, awaitReplicas(b, w, int32(i), start))
 		time.Sleep(100 * time.Millisecond)
 	}
-	for i := n - 1; i >= 1; i-- {
+	for i := n; i >= 1; i-- {
 		start := time.Now()
 		pool.remove(1)
 		dels = append(dels, awaitReplicas(b, w, int32(i), start))
