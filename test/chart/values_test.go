@@ -208,6 +208,8 @@ func TestBadValues(t *testing.T) {
 		{[]string{"autoscaler.hpaMode=false"}, "hpaMode must be"},
 		{[]string{"adapter.resourceMetrics.enabled=true"}, "needs rules.resource"},
 		{[]string{"serviceMonitor.prometheusServiceAccount.name=p"}, "namespace is required"},
+		{[]string{"autoscaler.autoscalers=false"}, "nothing to reconcile"},
+		{[]string{"autoscaler.leaderElection.enabled=false"}, "needs autoscaler.leaderElection.enabled"},
 	} {
 		_, err := template(t, nil, tc.sets...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
