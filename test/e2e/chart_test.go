@@ -84,6 +84,12 @@ func helmPath(t *testing.T) string {
 	return ""
 }
 
+// helmEnv keeps Helm's cache, configuration and data out of the user's home.
+func helmEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+}
+
 func repoRootDir(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -97,10 +103,9 @@ func repoRootDir(t *testing.T) string {
 // of the rendered manifest.
 func renderChart(t *testing.T, helm string, args ...string) string {
 	t.Helper()
-	home := t.TempDir()
 	cmd := exec.Command(helm, append([]string{"template", "ebbflow", "charts/ebbflow", "--namespace", chartNamespace}, args...)...)
 	cmd.Dir = repoRootDir(t)
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	cmd.Env = helmEnv(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
