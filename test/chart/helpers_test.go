@@ -8,6 +8,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,18 +122,27 @@ func mustTemplate(t testing.TB, files []string, sets ...string) []*unstructured.
 	return objs
 }
 
-// decode splits a multi-document YAML stream into objects.
+// decode splits a multi-document YAML stream into objects; a document with a
+// duplicate key (which some parsers silently resolve) fails the test.
 func decode(t testing.TB, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []*unstructured.Unstructured
 	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("reading rendered YAML: %v", err)
+		}
+		js, err := sigsyaml.YAMLToJSONStrict(doc)
+		if err != nil {
+			t.Fatalf("rendered YAML: %v\n%s", err, doc)
+		}
 		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs
-			}
-			t.Fatalf("decoding rendered YAML: %v", err)
+		if err := json.Unmarshal(js, &m); err != nil {
+			t.Fatalf("rendered YAML: %v", err)
 		}
 		if len(m) == 0 {
 			continue

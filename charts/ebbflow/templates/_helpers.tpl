@@ -19,10 +19,9 @@
 {{- define "ebbflow.adapter.name" -}}{{ include "ebbflow.fullname" . }}-adapter{{- end -}}
 {{- define "ebbflow.autoscaler.name" -}}{{ include "ebbflow.fullname" . }}-autoscaler{{- end -}}
 
-{{/* Labels of every object; the component's name label is set by the caller. */}}
+{{/* Labels of every object; the component's name and instance come from its selector labels. */}}
 {{- define "ebbflow.labels" -}}
 app.kubernetes.io/part-of: ebbflow
-app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with .Values.customLabels }}
@@ -52,7 +51,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* metadata.annotations from customAnnotations (and an optional extra dict). */}}
 {{- define "ebbflow.annotations" -}}
-{{- with .Values.customAnnotations }}
+{{- with .Values.customAnnotations -}}
 annotations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -124,12 +123,14 @@ tls.key: {{ $cert.Key | b64enc }}
       {{- $sel | nindent 6 }}
 {{- end -}}
 
-{{/* PodDisruptionBudget spec fields from a podDisruptionBudget value. */}}
+{{/* PodDisruptionBudget spec fields from a podDisruptionBudget value:
+maxUnavailable when set, else minAvailable. */}}
 {{- define "ebbflow.pdbSpec" -}}
-{{- if not (kindIs "invalid" .maxUnavailable) }}{{ if ne (toString .maxUnavailable) "" }}
+{{- $max := ternary "" (toString .maxUnavailable) (kindIs "invalid" .maxUnavailable) -}}
+{{- $min := ternary "" (toString .minAvailable) (kindIs "invalid" .minAvailable) -}}
+{{- if ne $max "" -}}
 maxUnavailable: {{ .maxUnavailable }}
-{{- end }}{{ end }}
-{{- if and (not (kindIs "invalid" .minAvailable)) (ne (toString .minAvailable) "") (or (kindIs "invalid" .maxUnavailable) (eq (toString .maxUnavailable) "")) }}
+{{- else if ne $min "" -}}
 minAvailable: {{ .minAvailable }}
 {{- end }}
 {{- with .unhealthyPodEvictionPolicy }}
@@ -150,7 +151,7 @@ metadata:
   {{- end }}
   labels:
     {{- include "ebbflow.autoscaler.labels" $root | nindent 4 }}
-  {{- include "ebbflow.annotations" $root | nindent 2 }}
+  {{- with (include "ebbflow.annotations" $root) }}{{ . | nindent 2 }}{{ end }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: {{ $kind }}
