@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	clientv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/typed/autoscaling/v1alpha1"
 	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
@@ -46,6 +48,8 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		ResourceVersion: a.ResourceVersion,
 		Spec:            v1alpha1.ToHPASpec(&a.Spec),
 		Status:          v1alpha1.ToHPAStatus(&a.Status),
+		Extensions:      adjust.Spec{Paused: a.Spec.Paused, DryRun: a.Spec.DryRun},
+		LastDecision:    a.Status.LastDecision,
 		Source:          a,
 	}, nil
 }
@@ -54,9 +58,18 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (string, error) {
 	a := obj.Source.(*v1alpha1.Autoscaler).DeepCopy()
 	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
+	a.Status.LastDecision = obj.LastDecision.DeepCopy()
 	updated, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
 	if err != nil {
 		return "", err
 	}
 	return updated.ResourceVersion, nil
+}
+
+// DecisionInStatus implements Backend: status.lastDecision.
+func (b *AutoscalerBackend) DecisionInStatus() bool { return true }
+
+// WriteDecision implements Backend; Autoscalers keep the record in status.
+func (b *AutoscalerBackend) WriteDecision(context.Context, *Object, *v1alpha1.DecisionRecord) (string, error) {
+	return "", errors.New("the decision record of an Autoscaler is written with its status")
 }

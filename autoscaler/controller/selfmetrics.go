@@ -12,6 +12,8 @@ type SelfMetrics struct {
 	lag               prometheus.Histogram
 	fetchErrors       *prometheus.CounterVec
 	decisions         *prometheus.CounterVec
+	outcomes          *prometheus.CounterVec
+	writes            *prometheus.CounterVec
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -39,8 +41,18 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "scale_decisions_total",
 			Help:      "Evaluations by outcome: up, down (scale written), none (no change), failed (no decision possible).",
 		}, []string{"direction"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "decisions_total",
+			Help:      "Evaluations by the outcome of their decision record: ScaledUp, ScaledDown, Unchanged, WouldScale (paused or dry run), Failed.",
+		}, []string{"outcome"}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "api_writes_total",
+			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs).",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -80,4 +92,18 @@ func (m *SelfMetrics) decision(direction string) {
 		return
 	}
 	m.decisions.WithLabelValues(direction).Inc()
+}
+
+func (m *SelfMetrics) outcome(o string) {
+	if m == nil {
+		return
+	}
+	m.outcomes.WithLabelValues(o).Inc()
+}
+
+func (m *SelfMetrics) apiWrite(kind string) {
+	if m == nil {
+		return
+	}
+	m.writes.WithLabelValues(kind).Inc()
 }

@@ -76,6 +76,9 @@ func Check(b Bounds) Gate {
 // Input is everything Decide reads.
 type Input struct {
 	Bounds
+	// Gate is Check(Bounds) when the caller already ran it (to know whether
+	// to read metrics); nil makes Decide run Check itself.
+	Gate *Gate
 	// Proposals are the per-metric outcomes, in spec order; read only when
 	// Check says ComputeMetrics.
 	Proposals []Proposal
@@ -108,13 +111,31 @@ type Decision struct {
 	// some metrics failed but the decision stands (upstream still returns the
 	// error after scaling).
 	Err error
+	// ScaledToZero is the ScaledToZero condition to set once the rescale has
+	// been written (see ScaledToZeroCondition); meaningful when Rescale.
+	ScaledToZero autoscalingv2.HorizontalPodAutoscalerCondition
+	// FromZeroFloor is true when the count was raised to minReplicas because
+	// the autoscaler scales up from zero after having scaled to zero.
+	FromZeroFloor bool
 }
 
 // Decide runs upstream's reconcile decision: Check, then Combine, the
 // maximum with zero, behavior.Normalize, and the floor to minReplicas when
 // scaling from zero after the autoscaler scaled to zero.
 func Decide(in Input) Decision {
-	d := Decision{Gate: Check(in.Bounds)}
+	d := decide(in)
+	if d.Rescale {
+		d.ScaledToZero = ScaledToZeroCondition(in.CurrentReplicas, d.Desired, in.MinReplicas, in.HasObjectOrExternal)
+	}
+	return d
+}
+
+func decide(in Input) Decision {
+	gate := Check(in.Bounds)
+	if in.Gate != nil {
+		gate = *in.Gate
+	}
+	d := Decision{Gate: gate}
 	switch d.Gate.Action {
 	case ScalingDisabled:
 		c := scalingActive(corev1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
@@ -148,7 +169,7 @@ func Decide(in Input) Decision {
 	d.Outcome = &out
 	desired = out.Replicas
 	if in.CurrentReplicas == 0 && in.MinReplicas != 0 && in.ScaledToZero && desired < in.MinReplicas {
-		desired = in.MinReplicas
+		desired, d.FromZeroFloor = in.MinReplicas, true
 		if reason == "" {
 			reason = ReasonBelowMin
 		}

@@ -23,6 +23,8 @@ import (
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.maxReplicas`,description="Upper replica limit"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`,description="Replicas the target had at the last evaluation"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`,description="Replicas last decided"
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,description="Scale writes are paused"
+// +kubebuilder:printcolumn:name="DryRun",type=boolean,JSONPath=`.spec.dryRun`,description="Decisions are recorded, never applied"
 // +kubebuilder:printcolumn:name="Metric",type=string,JSONPath=`.spec.metrics[0].type`,description="Type of the first metric (a column cannot list them all; see status.currentMetrics)",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Autoscaler struct {
@@ -43,10 +45,12 @@ type Autoscaler struct {
 	Status AutoscalerStatus `json:"status,omitempty"`
 }
 
-// AutoscalerSpec is field for field autoscaling/v2 HorizontalPodAutoscalerSpec
+// AutoscalerSpec has every field of autoscaling/v2 HorizontalPodAutoscalerSpec
 // (same names, types, JSON and defaults), so that an HPA spec can be pasted
-// unchanged. HPASpec and FromHPASpec convert without loss.
+// unchanged, and the extensions after them. HPASpec and FromHPASpec convert
+// the HPA fields without loss.
 //
+// +kubebuilder:validation:XValidation:rule="!(has(self.paused) && self.paused && has(self.dryRun) && self.dryRun)",message="paused and dryRun are exclusive: a paused autoscaler decides nothing to rehearse; set one of them",fieldPath=".dryRun",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=".maxReplicas",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".metrics",reason=FieldValueForbidden
 type AutoscalerSpec struct {
@@ -96,11 +100,24 @@ type AutoscalerSpec struct {
 	// default HPAScalingRules for scale up and scale down are used.
 	// +optional
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+
+	// paused stops all writes to the target's scale. Metrics are still read
+	// and status, conditions and status.lastDecision still say what the
+	// autoscaler would do; on unpause it goes on from the target's current
+	// replicas through the normal behaviors.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// dryRun computes and records every decision (status, conditions,
+	// status.lastDecision, DryRunRescale events) but never writes the
+	// target's scale. Exclusive with paused.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
-// AutoscalerStatus is field for field autoscaling/v2
-// HorizontalPodAutoscalerStatus. FromHPAStatus and ToHPAStatus convert
-// without loss.
+// AutoscalerStatus has every field of autoscaling/v2
+// HorizontalPodAutoscalerStatus, and the decision record. FromHPAStatus and
+// ToHPAStatus convert the HPA fields without loss.
 type AutoscalerStatus struct {
 	// observedGeneration is the most recent generation observed by this
 	// autoscaler.
@@ -137,6 +154,12 @@ type AutoscalerStatus struct {
 	// +patchStrategy=merge
 	// +optional
 	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// lastDecision explains the last evaluation whose outcome differed from
+	// the one before, or the last one written with the status. Read it with
+	// `ebbflow explain`.
+	// +optional
+	LastDecision *DecisionRecord `json:"lastDecision,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.
