@@ -33,12 +33,14 @@ type outcome struct {
 // changed, and counts the outcome.
 func (ev *evaluation) record(ctx context.Context, out outcome) error {
 	d, obs := out.dec.d, out.obs
-	for _, c := range out.adj.Conditions {
+	ext := out.dec.ext
+	for _, c := range append(ext.Conditions, out.adj.Conditions...) {
 		if c.Status == corev1.ConditionTrue || hasCondition(ev.obj.Status, c.Type) {
 			ev.set(c)
 		}
 	}
-	for _, e := range out.adj.Events {
+	ev.c.deps.SelfMetrics.fallback(ev.key, ext.FallbackActive)
+	for _, e := range append(ext.Events, out.adj.Events...) {
 		ev.events = append(ev.events, event{e.Type, e.Reason, e.Message})
 	}
 	var result error
@@ -98,6 +100,7 @@ func (ev *evaluation) decisionRecord(out outcome, result error) v1alpha1.Decisio
 	for i, e := range out.dec.evaluated {
 		in.Metrics = append(in.Metrics, record.Metric{Reading: out.obs.readings[i], Evaluated: e})
 	}
+	in.Metrics = append(in.Metrics, out.dec.proportional...)
 	return record.Build(in)
 }
 

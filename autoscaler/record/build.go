@@ -56,6 +56,9 @@ type Input struct {
 type Metric struct {
 	Reading   decision.Reading
 	Evaluated decision.Evaluated
+	// Name and Reason, when set, replace the name derived from the spec and
+	// the reason of the calculation (sources that are not HPA metrics).
+	Name, Reason string
 }
 
 // Build returns the record of one evaluation. It is pure and bounded: at most
@@ -113,7 +116,10 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 
 func metricRecord(m Metric) v1alpha1.MetricRecord {
 	spec := m.Reading.Spec
-	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: metricName(spec)}
+	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: MetricName(spec)}
+	if m.Name != "" {
+		r.Name = cut(m.Name)
+	}
 	if !m.Reading.Timestamp.IsZero() {
 		t := metav1.NewTime(m.Reading.Timestamp)
 		r.Timestamp = &t
@@ -124,14 +130,17 @@ func metricRecord(m Metric) v1alpha1.MetricRecord {
 	}
 	n := m.Evaluated.Proposal.Replicas
 	r.Replicas, r.Reason = &n, string(m.Evaluated.Result.Reason)
+	if m.Reason != "" {
+		r.Reason = cut(m.Reason)
+	}
 	r.TargetType, r.Target = target(spec)
 	r.Value = value(m.Evaluated.Status, r.TargetType)
 	return r
 }
 
-// metricName names a metric in records: the metric's name, or the
-// resource (and container) of Resource metrics.
-func metricName(spec autoscalingv2.MetricSpec) string {
+// MetricName names a metric in records and messages: the metric's name, or
+// the resource (and container) of Resource metrics.
+func MetricName(spec autoscalingv2.MetricSpec) string {
 	switch {
 	case spec.Resource != nil:
 		return string(spec.Resource.Name)
@@ -224,8 +233,18 @@ func steps(in Input) []v1alpha1.DecisionStep {
 			out = append(out, t)
 		}
 	}
+	if ov := d.Override; ov != nil && d.Aggregate != nil {
+		to := ov.Replicas
+		if ov.Hold {
+			to = cur
+		}
+		add(ov.Stage, max(d.Aggregate.Replicas, 0), to, ov.Message)
+	}
 	if o := d.Outcome; o != nil && d.Aggregate != nil {
 		proposal := max(d.Aggregate.Replicas, 0)
+		if d.Override != nil {
+			proposal = max(d.Override.Replicas, 0)
+		}
 		if o.Stabilized != proposal {
 			stage := StageScaleDownStabilization
 			if o.AbleToScale.Reason == behavior.ReasonScaleUpStabilized {
