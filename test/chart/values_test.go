@@ -182,7 +182,10 @@ func TestFullValues(t *testing.T) {
 		"APIService v1beta1.metrics.k8s.io", "ClusterRole scaling-adapter-resource-metrics-reader",
 		"ClusterRoleBinding scaling-adapter-self-metrics", "PodDisruptionBudget scaling-adapter")
 	hasNot(t, objs, "ClusterRole scaling-autoscaler-scale-any", "PodDisruptionBudget scaling-autoscaler")
-	hasArgs(t, find(objs, "Deployment", "scaling-autoscaler"), "--hpa-mode=all",
+	if strings.Contains(toYAML(t, find(objs, "ClusterRole", "scaling-autoscaler").Object["rules"]), "configmaps") {
+		t.Error("clusterProportional false, yet the autoscaler may read ConfigMaps")
+	}
+	hasArgs(t, find(objs, "Deployment", "scaling-autoscaler"), "--hpa-mode=all", "--cluster-proportional=false",
 		"--leader-elect-resource-name=scaling-autoscaler", "--leader-elect-lease-duration=30s")
 	hasArgs(t, find(objs, "Deployment", "scaling-adapter"), "--namespace-query-threshold=50", "--v=4")
 	for _, o := range objs {
