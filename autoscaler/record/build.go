@@ -56,7 +56,8 @@ type Input struct {
 type Metric struct {
 	Reading   decision.Reading
 	Evaluated decision.Evaluated
-	// Name and Reason, when set, replace the name derived from the spec and
+	// Name and Reason, when set, replace the name derived from the spec (see
+	// MetricName) and
 	// the reason of the calculation (sources that are not HPA metrics).
 	Name, Reason string
 }
@@ -65,6 +66,17 @@ type Metric struct {
 // v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages cut
 // to MaxRecordedMessage bytes.
 func Build(in Input) v1alpha1.DecisionRecord {
+	return build(in, true)
+}
+
+// Outline returns the record without its metrics and step messages: what
+// SameOutcome and Signature read, at a fraction of Build's cost (the
+// controller builds the whole record only when it is to be written).
+func Outline(in Input) v1alpha1.DecisionRecord {
+	return build(in, false)
+}
+
+func build(in Input, whole bool) v1alpha1.DecisionRecord {
 	d := in.Decision
 	rec := v1alpha1.DecisionRecord{
 		Time:            metav1.NewTime(in.Now),
@@ -73,7 +85,7 @@ func Build(in Input) v1alpha1.DecisionRecord {
 		Scaled:          in.Scaled,
 	}
 	for i, m := range in.Metrics {
-		if i == v1alpha1.MaxRecordedMetrics {
+		if i == v1alpha1.MaxRecordedMetrics || !whole {
 			break
 		}
 		rec.Metrics = append(rec.Metrics, metricRecord(m))
@@ -81,8 +93,11 @@ func Build(in Input) v1alpha1.DecisionRecord {
 	if d.Aggregate != nil && d.Aggregate.Usable {
 		p := d.Aggregate.Replicas
 		rec.Proposal, rec.WinningMetric = &p, cut(d.Aggregate.Metric)
+		if w := winner(in); w != nil {
+			rec.WinningMetric = metricName(*w)
+		}
 	}
-	rec.Steps = steps(in)
+	rec.Steps = steps(in, whole)
 	if len(rec.Steps) > v1alpha1.MaxRecordedSteps {
 		rec.Steps = rec.Steps[:v1alpha1.MaxRecordedSteps]
 	}
@@ -116,10 +131,7 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 
 func metricRecord(m Metric) v1alpha1.MetricRecord {
 	spec := m.Reading.Spec
-	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: MetricName(spec)}
-	if m.Name != "" {
-		r.Name = cut(m.Name)
-	}
+	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: metricName(m)}
 	if !m.Reading.Timestamp.IsZero() {
 		t := metav1.NewTime(m.Reading.Timestamp)
 		r.Timestamp = &t
@@ -136,6 +148,14 @@ func metricRecord(m Metric) v1alpha1.MetricRecord {
 	r.TargetType, r.Target = target(spec)
 	r.Value = value(m.Evaluated.Status, r.TargetType)
 	return r
+}
+
+// metricName names a metric of a record: its own Name, or MetricName.
+func metricName(m Metric) string {
+	if m.Name != "" {
+		return cut(m.Name)
+	}
+	return cut(MetricName(m.Reading.Spec))
 }
 
 // MetricName names a metric in records and messages: the metric's name, or
@@ -212,11 +232,15 @@ func copyQ(q *resource.Quantity) *resource.Quantity {
 }
 
 // steps lists, in order, the rules that changed the winning proposal.
-func steps(in Input) []v1alpha1.DecisionStep {
+func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 	d, cur := in.Decision, in.CurrentReplicas
 	var out []v1alpha1.DecisionStep
 	add := func(stage string, from, to int32, msg string) {
-		out = append(out, v1alpha1.DecisionStep{Stage: stage, From: from, To: to, Message: cut(msg)})
+		s := v1alpha1.DecisionStep{Stage: stage, From: from, To: to}
+		if messages {
+			s.Message = cut(msg)
+		}
+		out = append(out, s)
 	}
 	switch d.Gate.Action {
 	case decision.ScalingDisabled:
@@ -229,7 +253,7 @@ func steps(in Input) []v1alpha1.DecisionStep {
 		add(stage, cur, d.Gate.Desired, d.Gate.Reason)
 	}
 	if w := winner(in); w != nil {
-		if t, ok := toleranceStep(w, cur); ok {
+		if t, ok := toleranceStep(w, cur, messages); ok {
 			out = append(out, t)
 		}
 	}
@@ -253,8 +277,11 @@ func steps(in Input) []v1alpha1.DecisionStep {
 			add(stage, proposal, o.Stabilized, o.AbleToScale.Message)
 		}
 		if o.ScalingLimited.Status == corev1.ConditionTrue {
-			add(limitStage(o.ScalingLimited.Reason, in.Behavior), o.Stabilized, o.Replicas,
-				o.ScalingLimited.Message+policies(o.ScalingLimited.Reason, in.Behavior))
+			msg := ""
+			if messages {
+				msg = o.ScalingLimited.Message + policies(o.ScalingLimited.Reason, in.Behavior)
+			}
+			add(limitStage(o.ScalingLimited.Reason, in.Behavior), o.Stabilized, o.Replicas, msg)
 		}
 		if d.FromZeroFloor {
 			add(StageScaleFromZero, o.Replicas, d.Desired, "scaling up from zero replicas: at least minReplicas")
@@ -284,7 +311,7 @@ func winner(in Input) *Metric {
 // toleranceStep reports a winning proposal held at the current count by the
 // tolerance (or by the conservative recomputation for missing pods): from is
 // the count the ratio alone would give.
-func toleranceStep(w *Metric, current int32) (v1alpha1.DecisionStep, bool) {
+func toleranceStep(w *Metric, current int32, messages bool) (v1alpha1.DecisionStep, bool) {
 	res := w.Evaluated.Result
 	switch res.Reason {
 	case replicas.ReasonWithinTolerance, replicas.ReasonRecomputedWithinTolerance,
@@ -295,6 +322,9 @@ func toleranceStep(w *Metric, current int32) (v1alpha1.DecisionStep, bool) {
 	raw := current
 	if r := res.UsageRatio * float64(current); r > 0 && r < math.MaxInt32 {
 		raw = int32(math.Ceil(r))
+	}
+	if !messages {
+		return v1alpha1.DecisionStep{Stage: StageTolerance, From: raw, To: current}, true
 	}
 	msg := fmt.Sprintf("usage ratio %.3f within tolerance (down %.2f, up %.2f): %s",
 		res.UsageRatio, res.Tolerances.ScaleDown, res.Tolerances.ScaleUp, res.Reason.Describe())
