@@ -129,20 +129,20 @@ func (ev *evaluation) proportionalParams(src ProportionalSource) (p proportional
 			}
 		}
 		if err == nil {
-			ev.hist.proportional = setParams(ev.hist.proportional, src.Index, p)
+			ev.hist.proportional = setParams(ev.hist.proportional, ref.Name+"/"+ref.Key, p)
 			return p, "", nil
 		}
 		problem = fmt.Sprintf("ConfigMap %s/%s: %v", ev.obj.Namespace, ref.Name, err)
 	}
-	if last, ok := ev.hist.proportional[src.Index]; ok {
+	if last, ok := ev.hist.proportional[ref.Name+"/"+ref.Key]; ok {
 		return last, problem + " (keeping the last good parameters)", nil
 	}
 	return proportional.Params{}, problem, fmt.Errorf("no usable cluster-proportional parameters: %s", problem)
 }
 
-func setParams(m map[int]proportional.Params, i int, p proportional.Params) map[int]proportional.Params {
+func setParams(m map[string]proportional.Params, i string, p proportional.Params) map[string]proportional.Params {
 	if m == nil {
-		m = map[int]proportional.Params{}
+		m = map[string]proportional.Params{}
 	}
 	m[i] = p
 	return m
