@@ -15,6 +15,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCommand())
+	root.AddCommand(newProportionalCommand())
 	root.AddCommand(newExplainCommand())
 	return root
 }

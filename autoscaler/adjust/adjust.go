@@ -31,6 +31,10 @@ type Spec struct {
 	Paused bool
 	// DryRun: record what would be done, never write the scale.
 	DryRun bool
+	// ScaleToZero and Fallback configure the proposal extensions (see
+	// Proposal); nil: off.
+	ScaleToZero *ScaleToZero
+	Fallback    *Fallback
 }
 
 // Input is what the extensions read.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
@@ -24,9 +25,18 @@ type Object struct {
 	// Extensions are the ebbflow extensions the object sets (from the
 	// Autoscaler's spec, or a drop-in HPA's annotations).
 	Extensions adjust.Spec
-	// LastDecision is the stored decision record, nil when none (or when it
-	// could not be read).
+	// Proportional are the ClusterProportional metrics (Autoscalers only);
+	// they are not in Spec.Metrics.
+	Proportional []ProportionalSource
+	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
+	// of that metric (zero for drop-in HPAs).
+	MetricOptions []MetricOptions
+	// LastDecision is the stored decision record where it is part of the
+	// status (DecisionInStatus), nil when none.
 	LastDecision *v1alpha1.DecisionRecord
+	// LastDecisionSignature is record.Signature of the stored record, ""
+	// when none (or when it could not be read).
+	LastDecisionSignature string
 	// Warnings are problems with the object's settings that do not stop its
 	// evaluation (for example an invalid annotation value); each becomes a
 	// Warning event.
@@ -34,6 +44,14 @@ type Object struct {
 	// Source is the API object (a deep copy): events are recorded on it and
 	// Backend.UpdateStatus writes it back.
 	Source runtime.Object
+}
+
+// MetricOptions are ebbflow's per-metric options.
+type MetricOptions struct {
+	// Activation is the metric's activation threshold, if set.
+	Activation *resource.Quantity
+	// MissingAsZero reads an empty answer as the value 0.
+	MissingAsZero bool
 }
 
 // Backend is one kind of autoscaler object.

@@ -16,6 +16,7 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
 // sync evaluates the object behind key once. deleted is true when the object
@@ -56,6 +57,8 @@ func (c *Controller) forget(key string) {
 	c.writes.forget(key)
 	c.tracker.remove(key)
 	c.due.forget(key)
+	c.deps.SelfMetrics.forget(key)
+	c.cluster.forget(key)
 }
 
 // evaluation is the state of one evaluation of one object: the object (its
@@ -105,7 +108,8 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 		return ev.record(ctx, outcome{obs: obs, err: obs.scaleErr})
 	}
 	ev.hist.recommendations = behavior.SeedRecommendations(ev.hist.recommendations, obs.current, ev.now)
-	dec := decide(obs, ev.decisionInput(obs))
+	dec := decide(obs, ev.decisionInput(obs), ev.proposalExtensions(obs))
+	ev.hist.extensions = dec.ext.State
 	ev.queueMetricFailures(dec)
 	ev.applyDecision(dec.d)
 	adj := adjust.Apply(adjust.Input{
@@ -125,14 +129,24 @@ type decided struct {
 	evaluated []decision.Evaluated
 	statuses  []autoscalingv2.MetricStatus
 	d         decision.Decision
+	// ext is the result of the proposal extensions (fallback, activation).
+	ext adjust.ProposalResult
+	// proportional describes the ClusterProportional metrics for the record.
+	proportional []record.Metric
 }
 
-// decide is upstream's decision over an observation: one proposal per
-// metric, then decision.Decide. It is pure.
-func decide(obs observation, in decision.Input) decided {
+// proposalInput is what decide passes to the proposal extensions, less the
+// metric states it computes.
+type proposalInput = adjust.ProposalInput
+
+// decide is upstream's decision over an observation — one proposal per
+// metric, then decision.Decide — with the proposal extensions of package
+// adjust given the chance to override the combined proposal. It is pure.
+func decide(obs observation, in decision.Input, ext proposalInput) decided {
 	var out decided
 	if obs.inputsErr != nil {
 		out.d = decision.Decision{Gate: obs.gate, Failed: true, Desired: obs.current, Err: obs.inputsErr}
+		out.ext.State = ext.State
 		return out
 	}
 	if obs.gate.Action == decision.ComputeMetrics {
@@ -143,9 +157,67 @@ func decide(obs observation, in decision.Input) decided {
 			out.evaluated[i] = decision.Propose(r, obs.shared)
 			out.statuses[i], in.Proposals[i] = out.evaluated[i].Status, out.evaluated[i].Proposal
 		}
+		props, recs := proposeProportional(obs.proportional, obs.decideAt)
+		in.Proposals = append(in.Proposals, props...)
+		out.proportional = recs
+		if ext.Wanted() {
+			ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
+			out.ext = adjust.Proposal(ext)
+			in.Override = out.ext.Override
+		}
+	} else {
+		out.ext.State = ext.State
 	}
 	out.d = decision.Decide(in)
 	return out
+}
+
+// metricStates describes the evaluated metrics to the proposal extensions;
+// opts carries each metric's activation (same order).
+func metricStates(readings []decision.Reading, evaluated []decision.Evaluated, opts []adjust.MetricState) []adjust.MetricState {
+	out := make([]adjust.MetricState, len(readings))
+	for i, r := range readings {
+		m := adjust.MetricState{Name: record.MetricName(r.Spec), Timestamp: r.Timestamp}
+		if i < len(opts) {
+			m.Activation = opts[i].Activation
+		}
+		e := evaluated[i]
+		switch {
+		case e.Proposal.Err != nil:
+			m.Failed = true
+		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType:
+			m.Value, m.HasValue = r.Value, true
+		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType:
+			for _, v := range r.Values {
+				m.Value += v
+			}
+			m.HasValue = true
+		default:
+			m.Value, m.HasValue = e.Result.Value, true
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// proposalExtensions assembles the input of the proposal extensions; the
+// metric states carry only the activations until decide fills them.
+func (ev *evaluation) proposalExtensions(obs observation) proposalInput {
+	in := proposalInput{
+		Spec: ev.obj.Extensions, Now: obs.decideAt, CurrentReplicas: obs.current,
+		MinReplicas: ev.minReplicas(), State: ev.hist.extensions,
+	}
+	for i, o := range ev.obj.MetricOptions {
+		if o.Activation == nil {
+			continue
+		}
+		if in.Metrics == nil {
+			in.Metrics = make([]adjust.MetricState, len(ev.obj.MetricOptions))
+		}
+		v := o.Activation.MilliValue()
+		in.Metrics[i].Activation = &v
+	}
+	return in
 }
 
 // applyDecision keeps the decision's recommendation history and sets the

@@ -9,10 +9,12 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -32,6 +34,8 @@ type observation struct {
 	shared    decision.Shared
 	// readings has one entry per spec metric when the gate said to read them.
 	readings []decision.Reading
+	// proportional has one entry per ClusterProportional metric.
+	proportional []proportionalReading
 	// decideAt is when the metrics were read: upstream reads the clock again
 	// before normalizing.
 	decideAt time.Time
@@ -58,9 +62,14 @@ func (ev *evaluation) observe(ctx context.Context) observation {
 	}
 	obs.gate = decision.Check(obs.bounds)
 	if obs.gate.Action == decision.ComputeMetrics {
-		obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
+		// An Autoscaler with only ClusterProportional metrics needs no pods
+		// and no metrics API.
+		if len(spec.Metrics) > 0 || len(ev.obj.Proportional) == 0 {
+			obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
+		}
 		if obs.inputsErr == nil {
 			obs.readings = ev.readMetrics(ctx, obs.shared)
+			obs.proportional = ev.observeProportional()
 		}
 	}
 	obs.decideAt = ev.c.deps.Clock.Now()
@@ -127,13 +136,15 @@ func (ev *evaluation) readMetrics(ctx context.Context, shared decision.Shared) [
 		if _, err := decision.Classify(spec); err != nil {
 			continue
 		}
-		ev.read(ctx, &out[i])
+		missingAsZero := i < len(ev.obj.MetricOptions) && ev.obj.MetricOptions[i].MissingAsZero
+		ev.read(ctx, &out[i], missingAsZero)
 	}
 	return out
 }
 
-// read fills r with one metric's values from the metrics APIs.
-func (ev *evaluation) read(ctx context.Context, r *decision.Reading) {
+// read fills r with one metric's values from the metrics APIs. With
+// missingAsZero an empty answer of an Object or External metric reads as 0.
+func (ev *evaluation) read(ctx context.Context, r *decision.Reading, missingAsZero bool) {
 	m, ns, spec := ev.c.deps.Metrics, ev.obj.Namespace, r.Spec
 	var err error
 	switch spec.Type {
@@ -159,10 +170,19 @@ func (ev *evaluation) read(ctx context.Context, r *decision.Reading) {
 		}
 		r.Values, r.Timestamp, err = m.ExternalMetric(ctx, ns, spec.External.Metric.Name, sel)
 	}
+	if err != nil && missingAsZero && isEmptyAnswer(err) {
+		r.Value, r.Values, r.Timestamp, err = 0, []int64{0}, ev.now, nil
+	}
 	if err != nil {
 		ev.c.deps.SelfMetrics.fetchError(string(spec.Type))
 		r.Err = decision.FetchError(spec, ns, err)
 	}
+}
+
+// isEmptyAnswer reports whether err says the metrics API answered with no
+// value (as opposed to failing).
+func isEmptyAnswer(err error) bool {
+	return errors.Is(err, metrics.ErrNoExternalMetrics) || errors.Is(err, metrics.ErrNoCustomMetrics) || apierrors.IsNotFound(err)
 }
 
 // objectNames names the objects behind queue keys: namespace/name for

@@ -14,6 +14,7 @@ type SelfMetrics struct {
 	decisions         *prometheus.CounterVec
 	outcomes          *prometheus.CounterVec
 	writes            *prometheus.CounterVec
+	fallbacks         *prometheus.GaugeVec
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -51,8 +52,13 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "api_writes_total",
 			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs).",
 		}, []string{"kind"}),
+		fallbacks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "fallback_active",
+			Help:      "1 while an autoscaler's fallback applies (a metric failed or stale for fallback.after), else 0; by kind, namespace and name.",
+		}, []string{"kind", "namespace", "name"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -106,4 +112,30 @@ func (m *SelfMetrics) apiWrite(kind string) {
 		return
 	}
 	m.writes.WithLabelValues(kind).Inc()
+}
+
+// fallback sets the fallback gauge of the object behind key.
+func (m *SelfMetrics) fallback(key string, active bool) {
+	if m == nil {
+		return
+	}
+	kind, namespace, name, err := splitKey(key)
+	if err != nil {
+		return
+	}
+	v := 0.0
+	if active {
+		v = 1
+	}
+	m.fallbacks.WithLabelValues(kind, namespace, name).Set(v)
+}
+
+// forget drops the per-object series of the object behind key.
+func (m *SelfMetrics) forget(key string) {
+	if m == nil {
+		return
+	}
+	if kind, namespace, name, err := splitKey(key); err == nil {
+		m.fallbacks.DeleteLabelValues(kind, namespace, name)
+	}
 }

@@ -85,6 +85,23 @@ type Input struct {
 	// Normalize carries the behavior, downscale window, histories and time;
 	// Decide fills its replica fields from Bounds and the proposals.
 	Normalize behavior.Request
+	// Override, when set, is asked with the combined proposals before
+	// normalization and may replace them (the extensions that act on the
+	// proposal, package adjust); nil keeps upstream's decision.
+	Override func(Aggregate) *Override
+}
+
+// Override replaces the combined proposal of the metrics before
+// normalization, so that the result still goes through stabilization, the
+// scaling policies and the bounds.
+type Override struct {
+	// Replicas is the proposal to normalize.
+	Replicas int32
+	// Hold keeps the current replicas, without normalizing.
+	Hold bool
+	// Stage names the extension; Message explains the override (also the
+	// rescale reason).
+	Stage, Message string
 }
 
 // Decision is the replica decision and what explains it.
@@ -117,6 +134,8 @@ type Decision struct {
 	// FromZeroFloor is true when the count was raised to minReplicas because
 	// the autoscaler scales up from zero after having scaled to zero.
 	FromZeroFloor bool
+	// Override is the override applied, if any.
+	Override *Override
 }
 
 // Decide runs upstream's reconcile decision: Check, then Combine, the
@@ -147,12 +166,24 @@ func decide(in Input) Decision {
 	}
 	agg := Combine(in.Proposals, in.CurrentReplicas)
 	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
-	if !agg.Usable {
+	if in.Override != nil {
+		d.Override = in.Override(agg)
+	}
+	if !agg.Usable && d.Override == nil {
 		d.Failed = true
 		return d
 	}
 	desired, reason := max(agg.Replicas, 0), ""
+	if o := d.Override; o != nil {
+		if o.Hold {
+			d.Desired = in.CurrentReplicas
+			return d
+		}
+		desired = max(o.Replicas, 0)
+	}
 	switch {
+	case d.Override != nil && desired != in.CurrentReplicas:
+		reason = d.Override.Message
 	case desired > in.CurrentReplicas:
 		metric := ""
 		if agg.Replicas > 0 {

@@ -101,12 +101,30 @@ func TestFieldParity(t *testing.T) {
 					t.Errorf("%v lacks field %s", tc.ours, want.Name)
 					continue
 				}
-				if got.Type != want.Type || jsonName(got) != jsonName(want) {
+				if !sameOrExtends(got.Type, want.Type) || jsonName(got) != jsonName(want) {
 					t.Errorf("field %s: ours is %v %q, HPA's is %v %q", want.Name, got.Type, jsonName(got), want.Type, jsonName(want))
 				}
 			}
 		})
 	}
+}
+
+// sameOrExtends reports whether ours is theirs, or a slice of structs that
+// embed theirs' elements inline (MetricSpec extends the HPA's MetricSpec).
+func sameOrExtends(ours, theirs reflect.Type) bool {
+	if ours == theirs {
+		return true
+	}
+	if ours.Kind() != reflect.Slice || theirs.Kind() != reflect.Slice || ours.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	for i := range ours.Elem().NumField() {
+		f := ours.Elem().Field(i)
+		if f.Anonymous && f.Type == theirs.Elem() && f.Tag.Get("json") == ",inline" {
+			return true
+		}
+	}
+	return false
 }
 
 func TestSpecConversion(t *testing.T) {

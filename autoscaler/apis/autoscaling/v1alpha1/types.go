@@ -79,7 +79,8 @@ type AutoscalerSpec struct {
 	MaxReplicas int32 `json:"maxReplicas"`
 
 	// metrics are the metrics the desired replica count is computed from
-	// (the largest count over all metrics wins). If not set, the API server
+	// (the largest count over all metrics wins): the HPA's metric sources,
+	// and ClusterProportional. If not set, the API server
 	// sets the default, 80% average CPU utilization, as for an HPA. At most
 	// 100 (an HPA has no limit): the bound lets the API server afford the
 	// per-metric CEL rules.
@@ -87,13 +88,14 @@ type AutoscalerSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:default={{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}}
-	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate the given metric source only (the field named by type: resource, containerResource, pods, object or external)"
+	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external) && (self.type == 'ClusterProportional') == has(self.clusterProportional)",message="must populate the given metric source only (the field named by type: resource, containerResource, pods, object, external or clusterProportional)"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.activation) && !has(self.treatMissingAs) || self.type == 'Object' || self.type == 'External'",message="activation and treatMissingAs apply to Object and External metrics only",reason=FieldValueForbidden
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || has(self.resource.target.averageUtilization) != has(self.resource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".resource.target"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || has(self.containerResource.target.averageUtilization) != has(self.containerResource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".containerResource.target"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.pods) || has(self.pods.target.averageValue)",message="must specify a positive target averageValue",fieldPath=".pods.target.averageValue",reason=FieldValueRequired
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.object) || has(self.object.target.value) || has(self.object.target.averageValue)",message="must set either a target value or averageValue",fieldPath=".object.target",reason=FieldValueRequired
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.external) || has(self.external.target.value) != has(self.external.target.averageValue)",message="must set either a target value for metric or a per-pod target, not both",fieldPath=".external.target"
-	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+	Metrics []MetricSpec `json:"metrics,omitempty"`
 
 	// behavior configures the scaling behavior of the target in both the up
 	// and the down direction (scaleUp and scaleDown). If not set, the
@@ -107,6 +109,16 @@ type AutoscalerSpec struct {
 	// replicas through the normal behaviors.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+
+	// scaleToZero lets metrics with an activation threshold take the target
+	// to zero replicas and back (minReplicas 0 and at least one Object or
+	// External metric required).
+	// +optional
+	ScaleToZero *ScaleToZeroSpec `json:"scaleToZero,omitempty"`
+
+	// fallback says what to do when metrics are failed or stale.
+	// +optional
+	Fallback *FallbackSpec `json:"fallback,omitempty"`
 
 	// dryRun computes and records every decision (status, conditions,
 	// status.lastDecision, DryRunRescale events) but never writes the
