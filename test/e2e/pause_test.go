@@ -177,7 +177,7 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("dry run wrote the scale: the Deployment had replicas %v, want only [1]", got)
 	}
 	if rec.Scaled || rec.NotScaledReason != "dry run" || !hasStep(rec, "DryRun", 7, 1) ||
-		!strings.Contains(rec.WinningMetric, QueueGauge) || ptr.Deref(rec.Proposal, 0) != 7 {
+		rec.WinningMetric != QueueGauge || ptr.Deref(rec.Proposal, 0) != 7 {
 		t.Errorf("record %+v: want proposal 7 from %s, a DryRun step 7 → 1, not scaled because of the dry run", *rec, QueueGauge)
 	}
 	if c, ok := autoscalerCondition(t, ebb, ns, "DryRun"); !ok || c.Status != corev1.ConditionTrue ||
