@@ -104,11 +104,20 @@ type ProposalResult struct {
 	FallbackActive bool
 }
 
+// Wanted reports whether any proposal extension is set: a fallback, or a
+// metric with an activation. Without, Proposal is the identity.
+func (in ProposalInput) Wanted() bool {
+	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
+}
+
 // Proposal runs the extensions that act on the proposal, in order: fallback
 // (when a metric has been failed or stale for fallback.after), then
 // activation (scale to and from zero). It is pure.
 func Proposal(in ProposalInput) ProposalResult {
-	res := ProposalResult{State: State{BadSince: map[string]time.Time{}}}
+	var res ProposalResult
+	if !in.Wanted() {
+		return res
+	}
 	fb := fallback(in, &res)
 	act := activation(in, &res)
 	if fb == nil && act == nil {
@@ -143,6 +152,9 @@ func fallback(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *d
 		since, ok := in.State.BadSince[m.Name]
 		if !ok {
 			since = in.Now
+		}
+		if res.State.BadSince == nil {
+			res.State.BadSince = map[string]time.Time{}
 		}
 		res.State.BadSince[m.Name] = since
 		if !in.Now.Before(since.Add(after)) {

@@ -12,6 +12,7 @@ import (
 	clientv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/typed/autoscaling/v1alpha1"
 	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
 	listersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/listers/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
 // AutoscalerBackend serves autoscaling.ebbflow.dev/v1alpha1 Autoscalers.
@@ -42,17 +43,18 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 	}
 	a := shared.DeepCopy()
 	return &Object{
-		Namespace:       a.Namespace,
-		Name:            a.Name,
-		Generation:      a.Generation,
-		ResourceVersion: a.ResourceVersion,
-		Spec:            v1alpha1.ToHPASpec(&a.Spec),
-		Status:          v1alpha1.ToHPAStatus(&a.Status),
-		Extensions:      extensionsOf(&a.Spec),
-		MetricOptions:   metricOptionsOf(a.Spec.Metrics),
-		Proportional:    proportionalOf(a.Spec.Metrics),
-		LastDecision:    a.Status.LastDecision,
-		Source:          a,
+		Namespace:             a.Namespace,
+		Name:                  a.Name,
+		Generation:            a.Generation,
+		ResourceVersion:       a.ResourceVersion,
+		Spec:                  v1alpha1.ToHPASpec(&a.Spec),
+		Status:                v1alpha1.ToHPAStatus(&a.Status),
+		Extensions:            extensionsOf(&a.Spec),
+		MetricOptions:         metricOptionsOf(a.Spec.Metrics),
+		Proportional:          proportionalOf(a.Spec.Metrics),
+		LastDecision:          a.Status.LastDecision,
+		LastDecisionSignature: record.Signature(a.Status.LastDecision),
+		Source:                a,
 	}, nil
 }
 

@@ -31,9 +31,12 @@ type Object struct {
 	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
 	// of that metric (zero for drop-in HPAs).
 	MetricOptions []MetricOptions
-	// LastDecision is the stored decision record, nil when none (or when it
-	// could not be read).
+	// LastDecision is the stored decision record where it is part of the
+	// status (DecisionInStatus), nil when none.
 	LastDecision *v1alpha1.DecisionRecord
+	// LastDecisionSignature is record.Signature of the stored record, ""
+	// when none (or when it could not be read).
+	LastDecisionSignature string
 	// Warnings are problems with the object's settings that do not stop its
 	// evaluation (for example an invalid annotation value); each becomes a
 	// Warning event.

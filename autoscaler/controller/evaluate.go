@@ -160,9 +160,11 @@ func decide(obs observation, in decision.Input, ext proposalInput) decided {
 		props, recs := proposeProportional(obs.proportional, obs.decideAt)
 		in.Proposals = append(in.Proposals, props...)
 		out.proportional = recs
-		ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
-		out.ext = adjust.Proposal(ext)
-		in.Override = out.ext.Override
+		if ext.Wanted() {
+			ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
+			out.ext = adjust.Proposal(ext)
+			in.Override = out.ext.Override
+		}
 	} else {
 		out.ext.State = ext.State
 	}
@@ -205,13 +207,15 @@ func (ev *evaluation) proposalExtensions(obs observation) proposalInput {
 		Spec: ev.obj.Extensions, Now: obs.decideAt, CurrentReplicas: obs.current,
 		MinReplicas: ev.minReplicas(), State: ev.hist.extensions,
 	}
-	for _, o := range ev.obj.MetricOptions {
-		var m adjust.MetricState
-		if o.Activation != nil {
-			v := o.Activation.MilliValue()
-			m.Activation = &v
+	for i, o := range ev.obj.MetricOptions {
+		if o.Activation == nil {
+			continue
 		}
-		in.Metrics = append(in.Metrics, m)
+		if in.Metrics == nil {
+			in.Metrics = make([]adjust.MetricState, len(ev.obj.MetricOptions))
+		}
+		v := o.Activation.MilliValue()
+		in.Metrics[i].Activation = &v
 	}
 	return in
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,13 +27,19 @@ type HPABackend struct {
 	informer cache.SharedIndexInformer
 	lister   autoscalinglisters.HorizontalPodAutoscalerLister
 	client   autoscalingclient.HorizontalPodAutoscalersGetter
+	// signatures caches the signature of each HPA's record annotation, so
+	// that an evaluation decodes it only when it changed.
+	mu         sync.Mutex
+	signatures map[string]signature
 }
+
+type signature struct{ raw, sig string }
 
 var _ Backend = (*HPABackend)(nil)
 
 // NewHPABackend returns the drop-in backend over a shared HPA informer.
 func NewHPABackend(informer autoscalinginformers.HorizontalPodAutoscalerInformer, client autoscalingclient.HorizontalPodAutoscalersGetter) *HPABackend {
-	return &HPABackend{informer: informer.Informer(), lister: informer.Lister(), client: client}
+	return &HPABackend{informer: informer.Informer(), lister: informer.Lister(), client: client, signatures: map[string]signature{}}
 }
 
 // hpaKind is the Kind of HPABackend.
@@ -48,6 +55,9 @@ func (b *HPABackend) Informer() cache.SharedIndexInformer { return b.informer }
 func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 	shared, err := b.lister.HorizontalPodAutoscalers(namespace).Get(name)
 	if err != nil {
+		b.mu.Lock()
+		delete(b.signatures, namespace+"/"+name)
+		b.mu.Unlock()
 		return nil, err
 	}
 	hpa := shared.DeepCopy()
@@ -61,12 +71,27 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 		Source:          hpa,
 	}
 	obj.Extensions, obj.Warnings = extensionsFromAnnotations(hpa.Annotations)
-	if s, ok := hpa.Annotations[v1alpha1.LastDecisionAnnotation]; ok {
-		if rec, err := record.Decode(s); err == nil {
-			obj.LastDecision = rec
-		}
-	}
+	obj.LastDecisionSignature = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
 	return obj, nil
+}
+
+// signature returns the signature of the record in an HPA's annotation,
+// decoding it only when it changed since the last call for that HPA.
+func (b *HPABackend) signature(key, raw string) string {
+	if raw == "" {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.signatures[key]; ok && s.raw == raw {
+		return s.sig
+	}
+	sig := ""
+	if rec, err := record.Decode(raw); err == nil {
+		sig = record.Signature(rec)
+	}
+	b.signatures[key] = signature{raw: raw, sig: sig}
+	return sig
 }
 
 // extensionsFromAnnotations reads pause and dry-run from an HPA's

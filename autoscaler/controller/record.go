@@ -60,15 +60,16 @@ func (ev *evaluation) record(ctx context.Context, out outcome) error {
 	default:
 		ev.setStatus(obs.current, out.adj.Desired, out.dec.statuses, out.scaled)
 	}
-	rec := ev.decisionRecord(out, result)
+	in := ev.recordInput(out, result)
+	outline := record.Outline(in)
 	for _, e := range ev.events {
 		ev.c.deps.Recorder.Event(ev.obj.Source, e.eventType, e.reason, e.message)
 	}
-	err := ev.write(ctx, &rec)
-	ev.count(out, &rec)
-	klog.FromContext(ctx).V(2).Info("Evaluated", "outcome", rec.Outcome, "currentReplicas", rec.CurrentReplicas,
-		"desiredReplicas", rec.DesiredReplicas, "winningMetric", rec.WinningMetric, "steps", stageNames(&rec),
-		"scaled", rec.Scaled, "notScaledReason", rec.NotScaledReason, "scaleTarget", ev.target)
+	err := ev.write(ctx, in, &outline)
+	ev.count(out, &outline)
+	klog.FromContext(ctx).V(2).Info("Evaluated", "outcome", outline.Outcome, "currentReplicas", outline.CurrentReplicas,
+		"desiredReplicas", outline.DesiredReplicas, "winningMetric", outline.WinningMetric, "steps", stageNames(&outline),
+		"scaled", outline.Scaled, "notScaledReason", outline.NotScaledReason, "scaleTarget", ev.target)
 	if result != nil {
 		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Status update failed")
@@ -83,8 +84,8 @@ func (ev *evaluation) record(ctx context.Context, out outcome) error {
 	return d.Err
 }
 
-// decisionRecord builds the record of this evaluation.
-func (ev *evaluation) decisionRecord(out outcome, result error) v1alpha1.DecisionRecord {
+// recordInput is what the decision record of this evaluation is built from.
+func (ev *evaluation) recordInput(out outcome, result error) record.Input {
 	in := record.Input{
 		Now:             ev.now,
 		CurrentReplicas: out.obs.current,
@@ -101,7 +102,7 @@ func (ev *evaluation) decisionRecord(out outcome, result error) v1alpha1.Decisio
 		in.Metrics = append(in.Metrics, record.Metric{Reading: out.obs.readings[i], Evaluated: e})
 	}
 	in.Metrics = append(in.Metrics, out.dec.proportional...)
-	return record.Build(in)
+	return in
 }
 
 // setStatus rebuilds the status as upstream's setStatus: replica counts,
@@ -129,14 +130,18 @@ func (ev *evaluation) setStatus(current, desired int32, statuses []autoscalingv2
 // in the status (Autoscalers) it never causes a write of its own: a changed
 // outcome or status writes both; otherwise nothing is written. Elsewhere
 // (HPAs: an annotation) it is written only when the outcome changed.
-func (ev *evaluation) write(ctx context.Context, rec *v1alpha1.DecisionRecord) error {
+//
+// The whole record is built only when it is written; the comparison reads
+// its outline.
+func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alpha1.DecisionRecord) error {
 	statusChanged := !apiequality.Semantic.DeepEqual(ev.original, &ev.obj.Status)
-	recordChanged := !record.SameOutcome(ev.obj.LastDecision, rec)
+	recordChanged := record.Signature(outline) != ev.obj.LastDecisionSignature
 	if ev.b.DecisionInStatus() {
 		if !statusChanged && !recordChanged {
 			return nil
 		}
-		ev.obj.LastDecision = rec
+		rec := record.Build(in)
+		ev.obj.LastDecision = &rec
 		return ev.updateStatus(ctx)
 	}
 	var err error
@@ -144,7 +149,8 @@ func (ev *evaluation) write(ctx context.Context, rec *v1alpha1.DecisionRecord) e
 		err = ev.updateStatus(ctx)
 	}
 	if recordChanged && err == nil {
-		rv, werr := ev.b.WriteDecision(ctx, ev.obj, rec)
+		rec := record.Build(in)
+		rv, werr := ev.b.WriteDecision(ctx, ev.obj, &rec)
 		if werr != nil {
 			return fmt.Errorf("failed to record the decision for %s: %w", ev.obj.Name, werr)
 		}

@@ -65,6 +65,17 @@ type Metric struct {
 // v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages cut
 // to MaxRecordedMessage bytes.
 func Build(in Input) v1alpha1.DecisionRecord {
+	return build(in, true)
+}
+
+// Outline returns the record without its metrics and step messages: what
+// SameOutcome and Signature read, at a fraction of Build's cost (the
+// controller builds the whole record only when it is to be written).
+func Outline(in Input) v1alpha1.DecisionRecord {
+	return build(in, false)
+}
+
+func build(in Input, whole bool) v1alpha1.DecisionRecord {
 	d := in.Decision
 	rec := v1alpha1.DecisionRecord{
 		Time:            metav1.NewTime(in.Now),
@@ -73,7 +84,7 @@ func Build(in Input) v1alpha1.DecisionRecord {
 		Scaled:          in.Scaled,
 	}
 	for i, m := range in.Metrics {
-		if i == v1alpha1.MaxRecordedMetrics {
+		if i == v1alpha1.MaxRecordedMetrics || !whole {
 			break
 		}
 		rec.Metrics = append(rec.Metrics, metricRecord(m))
@@ -82,7 +93,7 @@ func Build(in Input) v1alpha1.DecisionRecord {
 		p := d.Aggregate.Replicas
 		rec.Proposal, rec.WinningMetric = &p, cut(d.Aggregate.Metric)
 	}
-	rec.Steps = steps(in)
+	rec.Steps = steps(in, whole)
 	if len(rec.Steps) > v1alpha1.MaxRecordedSteps {
 		rec.Steps = rec.Steps[:v1alpha1.MaxRecordedSteps]
 	}
@@ -212,11 +223,15 @@ func copyQ(q *resource.Quantity) *resource.Quantity {
 }
 
 // steps lists, in order, the rules that changed the winning proposal.
-func steps(in Input) []v1alpha1.DecisionStep {
+func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 	d, cur := in.Decision, in.CurrentReplicas
 	var out []v1alpha1.DecisionStep
 	add := func(stage string, from, to int32, msg string) {
-		out = append(out, v1alpha1.DecisionStep{Stage: stage, From: from, To: to, Message: cut(msg)})
+		s := v1alpha1.DecisionStep{Stage: stage, From: from, To: to}
+		if messages {
+			s.Message = cut(msg)
+		}
+		out = append(out, s)
 	}
 	switch d.Gate.Action {
 	case decision.ScalingDisabled:
@@ -229,7 +244,7 @@ func steps(in Input) []v1alpha1.DecisionStep {
 		add(stage, cur, d.Gate.Desired, d.Gate.Reason)
 	}
 	if w := winner(in); w != nil {
-		if t, ok := toleranceStep(w, cur); ok {
+		if t, ok := toleranceStep(w, cur, messages); ok {
 			out = append(out, t)
 		}
 	}
@@ -253,8 +268,11 @@ func steps(in Input) []v1alpha1.DecisionStep {
 			add(stage, proposal, o.Stabilized, o.AbleToScale.Message)
 		}
 		if o.ScalingLimited.Status == corev1.ConditionTrue {
-			add(limitStage(o.ScalingLimited.Reason, in.Behavior), o.Stabilized, o.Replicas,
-				o.ScalingLimited.Message+policies(o.ScalingLimited.Reason, in.Behavior))
+			msg := ""
+			if messages {
+				msg = o.ScalingLimited.Message + policies(o.ScalingLimited.Reason, in.Behavior)
+			}
+			add(limitStage(o.ScalingLimited.Reason, in.Behavior), o.Stabilized, o.Replicas, msg)
 		}
 		if d.FromZeroFloor {
 			add(StageScaleFromZero, o.Replicas, d.Desired, "scaling up from zero replicas: at least minReplicas")
@@ -284,7 +302,7 @@ func winner(in Input) *Metric {
 // toleranceStep reports a winning proposal held at the current count by the
 // tolerance (or by the conservative recomputation for missing pods): from is
 // the count the ratio alone would give.
-func toleranceStep(w *Metric, current int32) (v1alpha1.DecisionStep, bool) {
+func toleranceStep(w *Metric, current int32, messages bool) (v1alpha1.DecisionStep, bool) {
 	res := w.Evaluated.Result
 	switch res.Reason {
 	case replicas.ReasonWithinTolerance, replicas.ReasonRecomputedWithinTolerance,
@@ -295,6 +313,9 @@ func toleranceStep(w *Metric, current int32) (v1alpha1.DecisionStep, bool) {
 	raw := current
 	if r := res.UsageRatio * float64(current); r > 0 && r < math.MaxInt32 {
 		raw = int32(math.Ceil(r))
+	}
+	if !messages {
+		return v1alpha1.DecisionStep{Stage: StageTolerance, From: raw, To: current}, true
 	}
 	msg := fmt.Sprintf("usage ratio %.3f within tolerance (down %.2f, up %.2f): %s",
 		res.UsageRatio, res.Tolerances.ScaleDown, res.Tolerances.ScaleUp, res.Reason.Describe())

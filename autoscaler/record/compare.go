@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
@@ -20,6 +22,26 @@ func SameOutcome(a, b *v1alpha1.DecisionRecord) bool {
 		a.DesiredReplicas == b.DesiredReplicas && a.WinningMetric == b.WinningMetric &&
 		a.Scaled == b.Scaled && a.NotScaledReason == b.NotScaledReason && a.Error == b.Error &&
 		slices.Equal(stages(a), stages(b))
+}
+
+// Signature is a compact key of a record's outcome: two records have the same
+// signature exactly when SameOutcome holds. "" for a nil record.
+func Signature(r *v1alpha1.DecisionRecord) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(64 + len(r.WinningMetric) + len(r.Error) + len(r.NotScaledReason) + 16*len(r.Steps))
+	fmt.Fprintf(&b, "%s|%d|%d|%t|", r.Outcome, r.CurrentReplicas, r.DesiredReplicas, r.Scaled)
+	for _, s := range []string{r.WinningMetric, r.NotScaledReason, r.Error} {
+		b.WriteString(strconv.Quote(s))
+		b.WriteByte('|')
+	}
+	for _, s := range r.Steps {
+		b.WriteString(s.Stage)
+		b.WriteByte(',')
+	}
+	return b.String()
 }
 
 func stages(r *v1alpha1.DecisionRecord) []string {
