@@ -130,3 +130,44 @@ func describeAutoscaler(ns, name string) string {
 	}
 	return b.String()
 }
+
+// hasConditionReason reports whether the Autoscaler has condition typ with
+// status and a reason starting with reason.
+func hasConditionReason(a *v1alpha1.Autoscaler, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) bool {
+	for _, c := range a.Status.Conditions {
+		if c.Type == typ && c.Status == status && strings.HasPrefix(c.Reason, reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// pollUntil calls cond every poll interval until it holds and returns when;
+// an error after timeout. Safe off the test goroutine.
+func pollUntil(timeout time.Duration, cond func(context.Context) bool) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		if cond(ctx) {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("not within %v", timeout)
+		case <-time.After(hpaPollInterval):
+		}
+	}
+}
+
+// replicasHeld checks every second for d that the Deployment keeps want
+// replicas. Safe off the test goroutine.
+func replicasHeld(ns, name string, want int32, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if r, err := deploymentReplicas(context.Background(), ns, name); err == nil && r != want {
+			return fmt.Errorf("%s/%s: replicas %d, want %d held", ns, name, r, want)
+		}
+		time.Sleep(hpaPollInterval)
+	}
+	return nil
+}

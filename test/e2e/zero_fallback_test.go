@@ -216,26 +216,33 @@ func checkZeroTrace(t *testing.T, vals []int32) {
 	}
 }
 
-// TestFallbackPrometheusStopped stops Prometheus under two Autoscalers at 3
-// replicas whose queues then change: "hold" (fallback Hold) must keep 3 all
-// along; "five" (fallback Replicas 5) keeps 3 until fallback.after and then
-// goes to 5. Both report Fallback=True and FallbackActivated; with
-// Prometheus back the normal algorithm takes over (FallbackCleared, the
-// replicas of the current queues).
+// TestFallbackPrometheusStopped stops Prometheus under three Autoscalers at
+// 3 replicas whose queues then change: "hold" (fallback Hold) must keep 3 all
+// along; "five" (fallback Replicas 5) goes to 5 once fallback.after has
+// passed; "act" (no fallback, minReplicas 0 with an activation) must keep 3:
+// a failed metric blocks a scale-down, activation or not. hold and five
+// report Fallback=True and FallbackActivated; with Prometheus back the
+// normal algorithm takes over (FallbackCleared, the replicas of the current
+// queues).
 func TestFallbackPrometheusStopped(t *testing.T) {
 	client := startAutoscaler(t)
 	ns := newNamespace(t, "e2e-fallback-")
-	qHold, qFive := setQueue(t, ns+"-hold", 30), setQueue(t, ns+"-five", 30)
+	qHold, qFive, qAct := setQueue(t, ns+"-hold", 30), setQueue(t, ns+"-five", 30), setQueue(t, ns+"-act", 30)
 	createDeployment(t, ns, "hold")
 	createDeployment(t, ns, "five")
+	createDeployment(t, ns, "act")
 	hold := queueAutoscaler("hold", qHold, 1, 8, nil)
 	hold.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackHold, After: &metav1.Duration{Duration: fallbackAfter}}
 	five := queueAutoscaler("five", qFive, 1, 8, nil)
 	five.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackReplicas, Replicas: ptr.To[int32](5), After: &metav1.Duration{Duration: fallbackAfter}}
 	createAutoscaler(t, client, ns, hold)
 	createAutoscaler(t, client, ns, five)
-	waitReplicas(t, ns, "hold", scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
-	waitReplicas(t, ns, "five", scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
+	act := queueAutoscaler("act", qAct, 0, 8, ptr.To(resource.MustParse("5")))
+	act.Spec.ScaleToZero = &v1alpha1.ScaleToZeroSpec{After: &metav1.Duration{Duration: idleAfter}}
+	createAutoscaler(t, client, ns, act)
+	for _, name := range []string{"hold", "five", "act"} {
+		waitReplicas(t, ns, name, scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
+	}
 	// No Fallback condition yet: it appears once the fallback has applied.
 
 	prom := env().Prometheus()
@@ -248,24 +255,39 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 	stopped := time.Now()
 	qHold.set(0)  // would scale hold down to 1
 	qFive.set(30) // unchanged: only the fallback moves five
+	qAct.set(0)   // would scale act down, and to zero after idleAfter
+	// Off the test goroutine: no t.Fatal, results checked after Wait.
 	var wg sync.WaitGroup
+	var fiveAt time.Time
+	var fiveErr, actErr error
 	wg.Go(func() {
-		waitAutoscalerCondition(t, ns, "five", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackReplicas")
-		if el := time.Since(stopped); el < fallbackAfter {
-			t.Errorf("five: Fallback=True %v after Prometheus stopped, before fallback.after %v", el, fallbackAfter)
-		}
-		waitReplicas(t, ns, "five", conditionTimeout, "5 (fallback)", func(r int32) bool { return r == 5 })
-		waitEvent(t, ns, "five", "FallbackActivated")
+		fiveAt, fiveErr = pollUntil(conditionTimeout, func(ctx context.Context) bool {
+			a, err := getAutoscaler(ctx, ns, "five")
+			return err == nil && hasConditionReason(a, adjust.ConditionFallback, corev1.ConditionTrue, "FallbackReplicas")
+		})
 	})
+	wg.Go(func() { actErr = replicasHeld(ns, "act", 3, fallbackAfter+holdAtZero) })
 	holdReplicas(t, ns, "hold", 3, fallbackAfter+holdAtZero, "Prometheus stopped, fallback Hold")
+	wg.Wait()
+	if actErr != nil {
+		t.Errorf("act (activation, no fallback): %v\n%s", actErr, describeAutoscaler(ns, "act"))
+	}
+	if fiveErr != nil {
+		t.Fatalf("five: Fallback=True (FallbackReplicas): %v\n%s", fiveErr, describeAutoscaler(ns, "five"))
+	}
+	if el := fiveAt.Sub(stopped); el < fallbackAfter {
+		t.Errorf("five: Fallback=True %v after Prometheus stopped, before fallback.after %v", el, fallbackAfter)
+	}
+	waitReplicas(t, ns, "five", conditionTimeout, "5 (fallback)", func(r int32) bool { return r == 5 })
+	waitEvent(t, ns, "five", "FallbackActivated")
 	waitAutoscalerCondition(t, ns, "hold", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackHold")
 	waitEvent(t, ns, "hold", "FallbackActivated")
-	wg.Wait()
 	holdReplicas(t, ns, "hold", 3, 2*time.Second, "fallback Hold active")
 
 	ensurePrometheus(t)
 	waitReplicas(t, ns, "hold", scaleDownTimeout, "1 (queue 0)", func(r int32) bool { return r == 1 })
 	waitReplicas(t, ns, "five", scaleDownTimeout, "3 (queue 30)", func(r int32) bool { return r == 3 })
+	waitReplicas(t, ns, "act", scaleDownTimeout, "at most 1 (queue 0)", func(r int32) bool { return r <= 1 })
 	for _, name := range []string{"hold", "five"} {
 		waitAutoscalerCondition(t, ns, name, adjust.ConditionFallback, corev1.ConditionFalse, "MetricsAvailable")
 		waitEvent(t, ns, name, "FallbackCleared")
