@@ -34,9 +34,9 @@ func getAutoscaler(ctx context.Context, ns, name string) (*v1alpha1.Autoscaler, 
 	return client.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
-// waitAutoscalerCondition polls the Autoscaler until condition typ has
+// waitAutoscalerReason polls the Autoscaler until condition typ has
 // status and a reason starting with reason.
-func waitAutoscalerCondition(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) {
+func waitAutoscalerReason(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
 	defer cancel()
@@ -51,7 +51,7 @@ func waitAutoscalerCondition(t *testing.T, ns, name string, typ autoscalingv2.Ho
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s/%s: no condition %s=%s with reason %s* within %v\n%s", ns, name, typ, status, reason, conditionTimeout, describeAutoscaler(ns, name))
+			t.Fatalf("%s/%s: no condition %s=%s with reason %s* within %v\n%s", ns, name, typ, status, reason, conditionTimeout, autoscalerStatus(ns, name))
 		case <-time.After(hpaPollInterval):
 		}
 	}
@@ -74,14 +74,14 @@ func waitDecisionStep(t *testing.T, ns, name, stage, text string) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s/%s: no decision step %s (%q) within %v\n%s", ns, name, stage, text, conditionTimeout, describeAutoscaler(ns, name))
+			t.Fatalf("%s/%s: no decision step %s (%q) within %v\n%s", ns, name, stage, text, conditionTimeout, autoscalerStatus(ns, name))
 		case <-time.After(hpaPollInterval):
 		}
 	}
 }
 
 // waitEvent polls until an event with reason is recorded on the Autoscaler.
-func waitEvent(t *testing.T, ns, name, reason string) {
+func waitAutoscalerEvent(t *testing.T, ns, name, reason string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
 	defer cancel()
@@ -97,7 +97,7 @@ func waitEvent(t *testing.T, ns, name, reason string) {
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s/%s: no event %s within %v\n%s", ns, name, reason, conditionTimeout, describeAutoscaler(ns, name))
+			t.Fatalf("%s/%s: no event %s within %v\n%s", ns, name, reason, conditionTimeout, autoscalerStatus(ns, name))
 		case <-time.After(hpaPollInterval):
 		}
 	}
@@ -105,7 +105,7 @@ func waitEvent(t *testing.T, ns, name, reason string) {
 
 // describeAutoscaler renders the Autoscaler's status, last decision and
 // events for failure messages.
-func describeAutoscaler(ns, name string) string {
+func autoscalerStatus(ns, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var b strings.Builder

@@ -1,26 +1,16 @@
-//go:build reaction
-
 package e2e
-
-// The reaction-time harness (build tag "reaction", run by `make
-// bench-reaction`; not part of `make test`): how long from a message arriving
-// on an empty queue to the first /scale write from zero. See
-// docs/benchmarks.md.
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
+	"math"
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/api/resource"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -28,139 +18,119 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
-// reactionWorkers is how many queue workers take trials concurrently.
-const reactionWorkers = 4
-
-// reactionTrials is the number of trials: EBBFLOW_REACTION_TRIALS, default 20.
-func reactionTrials(t *testing.T) int {
-	n := 20
-	if v := os.Getenv("EBBFLOW_REACTION_TRIALS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 1000 {
-			t.Fatalf("EBBFLOW_REACTION_TRIALS=%q: want an integer in [1, 1000]", v)
+// BenchmarkProportionalReaction measures the reaction time of a
+// ClusterProportional metric on the local cluster: from the Node create
+// (or delete) call to the moment a watch on the target Deployment sees
+// spec.replicas changed by ebbflow-autoscaler's /scale write. Each event
+// changes the count by one (linear, nodesPerReplica 1) and waits for the
+// write before the next; to a pool of one node, EBBFLOW_REACTION_EVENTS
+// (default 30) nodes are added one by one, then as many deleted one by one. It reports p50, p99 and max
+// over all events (nearest rank) and each direction's p50. It is a
+// benchmark, never part of `make test`; run it alone:
+//
+//	make bench-reaction
+//	go test -count=1 -run '^$' -bench BenchmarkProportionalReaction -benchtime 1x ./test/e2e/
+//
+// cluster-proportional-autoscaler polls every 10 s (--poll-period-seconds):
+// its reaction time is between 0 and 10 s plus its own work.
+func BenchmarkProportionalReaction(b *testing.B) {
+	events := 30
+	if v := os.Getenv("EBBFLOW_REACTION_EVENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			b.Fatalf("EBBFLOW_REACTION_EVENTS=%q: want 1..500", v)
 		}
+		events = n
 	}
-	return n
+	startAutoscaler(b)
+	var adds, dels []time.Duration
+	for range b.N {
+		a, d := reactionRun(b, events)
+		adds, dels = append(adds, a...), append(dels, d...)
+	}
+	all := append(slices.Clone(adds), dels...)
+	b.ReportMetric(ms(quantile(all, 0.5)), "p50-ms")
+	b.ReportMetric(ms(quantile(all, 0.99)), "p99-ms")
+	b.ReportMetric(ms(quantile(all, 1)), "max-ms")
+	b.ReportMetric(ms(quantile(adds, 0.5)), "p50-add-ms")
+	b.ReportMetric(ms(quantile(dels, 0.5)), "p50-delete-ms")
+	b.ReportMetric(float64(len(all)), "events")
+	b.Logf("node added → /scale written: %v", adds)
+	b.Logf("node deleted → /scale written: %v", dels)
 }
 
-// TestReactionFromZero measures, over reactionTrials trials spread over
-// reactionWorkers workers, the time from setting the queue gauge from 0 to
-// 50 on the exporter (above activation 0) to the Deployment's watch event
-// showing spec.replicas above 0 (the autoscaler's /scale write). Between
-// trials the queue goes back to 0, the worker back to zero replicas
-// (scaleToZero.after 1s, scale-down 100%), and a random pause of up to one
-// sync period decorrelates the next arrival from the sync ticks.
-func TestReactionFromZero(t *testing.T) {
-	client := startAutoscaler(t)
-	trials := reactionTrials(t)
-	ns := newNamespace(t, "e2e-reaction-")
-	w, err := env().Client().AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// quantile is the nearest-rank q-quantile of ds (q in (0, 1]).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+// reactionRun adds then deletes n nodes of a fresh pool, one at a time, and
+// returns the reaction time of each event.
+func reactionRun(b *testing.B, n int) (adds, dels []time.Duration) {
+	ctx := context.Background()
+	ns := newNamespace(b, "e2e-prop-reaction-")
+	pool := newNodePool(b, ns)
+	deps := env().Client().AppsV1().Deployments(ns)
+	// Its pods stay Pending (no nodeName, no scheduler): no kubelet work.
+	labels := map[string]string{"app": "dns"}
+	d, err := deps.Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "dns", Image: "registry.k8s.io/pause:3.10"}}}}},
+	}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("watch deployments: %v", err)
+		b.Fatal(err)
+	}
+	w, err := deps.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=dns", ResourceVersion: d.ResourceVersion})
+	if err != nil {
+		b.Fatal(err)
 	}
 	defer w.Stop()
-	wakes := newWakeWatch(w)
-
-	var mu sync.Mutex
-	var samples []time.Duration
-	var wg sync.WaitGroup
-	for i := range reactionWorkers {
-		name := fmt.Sprintf("w%d", i)
-		q := setQueue(t, ns+"-"+name, 0)
-		createDeployment(t, ns, name)
-		a := queueAutoscaler(name, q, 0, 2, ptr.To(resource.MustParse("0")))
-		a.Spec.ScaleToZero = &v1alpha1.ScaleToZeroSpec{After: &metav1.Duration{Duration: time.Second}}
-		a.Spec.Behavior.ScaleDown.Policies = []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 1}}
-		createAutoscaler(t, client, ns, a)
-		n := trials / reactionWorkers
-		if i < trials%reactionWorkers {
-			n++
-		}
-		wg.Go(func() {
-			for range n {
-				if err := pollZero(ns, name, 2*time.Minute); err != nil {
-					t.Error(err)
-					return
-				}
-				time.Sleep(rand.N(5 * time.Second))
-				wake := wakes.arm(name)
-				start := time.Now()
-				q.set(50)
-				select {
-				case at := <-wake:
-					mu.Lock()
-					samples = append(samples, at.Sub(start))
-					mu.Unlock()
-				case <-time.After(time.Minute):
-					t.Errorf("%s: no scale from zero within a minute", name)
-					return
-				}
-				q.set(0)
-			}
-		})
+	createAutoscaler(b, ns, "dns", 1000, nil, clusterMetric(v1alpha1.ClusterProportionalSource{
+		Linear: &v1alpha1.LinearParams{NodesPerReplica: 1}, NodeSelector: pool.selector()}))
+	// One node: 1 replica, the Deployment's count, nothing to write. Each
+	// event below changes the count by one.
+	pool.add("4")
+	time.Sleep(time.Second)
+	for i := 2; i <= n+1; i++ {
+		start := time.Now()
+		pool.add("4")
+		adds = append(adds, awaitReplicas(b, w, int32(i), start))
+		time.Sleep(100 * time.Millisecond)
 	}
-	wg.Wait()
-	if len(samples) < trials {
-		t.Fatalf("%d of %d trials measured", len(samples), trials)
+	for i := n; i >= 1; i-- {
+		start := time.Now()
+		pool.remove(1)
+		dels = append(dels, awaitReplicas(b, w, int32(i), start))
+		time.Sleep(100 * time.Millisecond)
 	}
-	slices.Sort(samples)
-	t.Logf("reaction time from zero over %d trials: p50 %v p99 %v min %v max %v",
-		len(samples), quantile(samples, 0.50), quantile(samples, 0.99), samples[0], samples[len(samples)-1])
-	t.Logf("samples: %v", samples)
+	return adds, dels
 }
 
-// pollZero waits until the Deployment has 0 replicas (callable from any
-// goroutine: it never fails the test itself).
-func pollZero(ns, name string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if r, err := deploymentReplicas(context.Background(), ns, name); err == nil && r == 0 {
-			return nil
+// awaitReplicas reads the watch until the Deployment has want replicas and
+// returns the time since start.
+func awaitReplicas(b *testing.B, w watch.Interface, want int32, start time.Time) time.Duration {
+	timeout := time.After(propTimeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				b.Fatal("deployment watch closed")
+			}
+			if d, isDep := ev.Object.(*appsv1.Deployment); isDep && ptr.Deref(d.Spec.Replicas, 1) == want {
+				return time.Since(start)
+			}
+		case <-timeout:
+			b.Fatalf("no write of %d replicas within %v", want, propTimeout)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("%s/%s: not at 0 replicas within %v", ns, name, timeout)
-}
-
-// quantile is the nearest-rank quantile of sorted samples.
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	i := int(q*float64(len(sorted))+0.999999) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
-
-// wakeWatch reports, per Deployment, the time a watch event first shows
-// spec.replicas above 0 after the Deployment was at 0.
-type wakeWatch struct {
-	mu    sync.Mutex
-	armed map[string]chan time.Time
-}
-
-func newWakeWatch(w watch.Interface) *wakeWatch {
-	ww := &wakeWatch{armed: map[string]chan time.Time{}}
-	go func() {
-		for ev := range w.ResultChan() {
-			at := time.Now()
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok || ptr.Deref(d.Spec.Replicas, 1) == 0 {
-				continue
-			}
-			ww.mu.Lock()
-			if ch, ok := ww.armed[d.Name]; ok {
-				ch <- at
-				delete(ww.armed, d.Name)
-			}
-			ww.mu.Unlock()
-		}
-	}()
-	return ww
-}
-
-// arm returns a channel that receives the time of the next event showing
-// name above 0 replicas.
-func (ww *wakeWatch) arm(name string) <-chan time.Time {
-	ch := make(chan time.Time, 1)
-	ww.mu.Lock()
-	ww.armed[name] = ch
-	ww.mu.Unlock()
-	return ch
 }

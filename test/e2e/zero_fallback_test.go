@@ -30,15 +30,12 @@ const (
 	holdAtZero = 15 * time.Second
 )
 
-// startAutoscaler starts ebbflow-autoscaler with the options TestDifferential
-// uses, so that either test may start it first.
-func startAutoscaler(t *testing.T) ebbclient.Interface {
+// startQueueAutoscaler starts ebbflow-autoscaler (startAutoscaler) and
+// returns a client of the ebbflow API; it logs the autoscaler's log tail if
+// the test fails.
+func startQueueAutoscaler(t *testing.T) ebbclient.Interface {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := env().StartAutoscaler(ctx, cluster.AutoscalerOptions{HPAMode: "off", Args: []string{"--v=2"}}); err != nil {
-		t.Fatalf("start ebbflow-autoscaler: %v", err)
-	}
+	startAutoscaler(t)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("ebbflow-autoscaler log tail:\n%s", env().LogTail(cluster.Autoscaler, 60))
@@ -64,14 +61,14 @@ func queueAutoscaler(name string, q testQueue, minR, maxR int32, activation *res
 	}
 }
 
-func createAutoscaler(t *testing.T, client ebbclient.Interface, ns string, a *v1alpha1.Autoscaler) {
+func createQueueAutoscaler(t *testing.T, client ebbclient.Interface, ns string, a *v1alpha1.Autoscaler) {
 	t.Helper()
 	if _, err := client.AutoscalingV1alpha1().Autoscalers(ns).Create(context.Background(), a, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create autoscaler %s/%s: %v", ns, a.Name, err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log(describeAutoscaler(ns, a.Name))
+			t.Log(autoscalerStatus(ns, a.Name))
 		}
 	})
 }
@@ -138,13 +135,13 @@ func (tr *replicaTrace) snapshot() ([]int32, string) {
 
 // holdReplicas checks every second for d that the Deployment keeps want
 // replicas.
-func holdReplicas(t *testing.T, ns, name string, want int32, d time.Duration, why string) {
+func keepReplicas(t *testing.T, ns, name string, want int32, d time.Duration, why string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		r, err := deploymentReplicas(context.Background(), ns, name)
 		if err == nil && r != want {
-			t.Fatalf("%s/%s: replicas %d, want %d held (%s)\n%s", ns, name, r, want, why, describeAutoscaler(ns, name))
+			t.Fatalf("%s/%s: replicas %d, want %d held (%s)\n%s", ns, name, r, want, why, autoscalerStatus(ns, name))
 		}
 		time.Sleep(hpaPollInterval)
 	}
@@ -158,21 +155,21 @@ func holdReplicas(t *testing.T, ns, name string, want int32, d time.Duration, wh
 // and, once the queue drains, steps down through the Percent policy to 0 —
 // never from more than 1 straight to 0.
 func TestScaleToZeroWithActivation(t *testing.T) {
-	client := startAutoscaler(t)
+	client := startQueueAutoscaler(t)
 	ns := newNamespace(t, "e2e-zero-")
 	q := setQueue(t, ns, 0)
 	createDeployment(t, ns, "worker")
 	a := queueAutoscaler("worker", q, 0, 8, ptr.To(resource.MustParse("5")))
 	a.Spec.ScaleToZero = &v1alpha1.ScaleToZeroSpec{After: &metav1.Duration{Duration: idleAfter}}
 	a.Spec.Behavior.ScaleDown.Policies = []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 5}}
-	createAutoscaler(t, client, ns, a)
+	createQueueAutoscaler(t, client, ns, a)
 	trace := traceReplicas(t, ns, "worker")
 
 	waitReplicas(t, ns, "worker", idleAfter+time.Minute, "0 (empty queue)", func(r int32) bool { return r == 0 })
-	waitAutoscalerCondition(t, ns, "worker", autoscalingv2.ScaledToZero, corev1.ConditionTrue, "ScaledToZero")
+	waitAutoscalerReason(t, ns, "worker", autoscalingv2.ScaledToZero, corev1.ConditionTrue, "ScaledToZero")
 
 	q.set(3) // above 0, at or below activation
-	holdReplicas(t, ns, "worker", 0, holdAtZero, "queue 3 <= activation 5")
+	keepReplicas(t, ns, "worker", 0, holdAtZero, "queue 3 <= activation 5")
 	waitDecisionStep(t, ns, "worker", "Activation", "at or below its activation")
 
 	q.set(8) // above activation: ceil(8/10) = 1
@@ -225,7 +222,7 @@ func checkZeroTrace(t *testing.T, vals []int32) {
 // normal algorithm takes over (FallbackCleared, the replicas of the current
 // queues).
 func TestFallbackPrometheusStopped(t *testing.T) {
-	client := startAutoscaler(t)
+	client := startQueueAutoscaler(t)
 	ns := newNamespace(t, "e2e-fallback-")
 	qHold, qFive, qAct := setQueue(t, ns+"-hold", 30), setQueue(t, ns+"-five", 30), setQueue(t, ns+"-act", 30)
 	createDeployment(t, ns, "hold")
@@ -235,11 +232,11 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 	hold.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackHold, After: &metav1.Duration{Duration: fallbackAfter}}
 	five := queueAutoscaler("five", qFive, 1, 8, nil)
 	five.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackReplicas, Replicas: ptr.To[int32](5), After: &metav1.Duration{Duration: fallbackAfter}}
-	createAutoscaler(t, client, ns, hold)
-	createAutoscaler(t, client, ns, five)
+	createQueueAutoscaler(t, client, ns, hold)
+	createQueueAutoscaler(t, client, ns, five)
 	act := queueAutoscaler("act", qAct, 0, 8, ptr.To(resource.MustParse("5")))
 	act.Spec.ScaleToZero = &v1alpha1.ScaleToZeroSpec{After: &metav1.Duration{Duration: idleAfter}}
-	createAutoscaler(t, client, ns, act)
+	createQueueAutoscaler(t, client, ns, act)
 	for _, name := range []string{"hold", "five", "act"} {
 		waitReplicas(t, ns, name, scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
 	}
@@ -267,30 +264,30 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 		})
 	})
 	wg.Go(func() { actErr = replicasHeld(ns, "act", 3, fallbackAfter+holdAtZero) })
-	holdReplicas(t, ns, "hold", 3, fallbackAfter+holdAtZero, "Prometheus stopped, fallback Hold")
+	keepReplicas(t, ns, "hold", 3, fallbackAfter+holdAtZero, "Prometheus stopped, fallback Hold")
 	wg.Wait()
 	if actErr != nil {
-		t.Errorf("act (activation, no fallback): %v\n%s", actErr, describeAutoscaler(ns, "act"))
+		t.Errorf("act (activation, no fallback): %v\n%s", actErr, autoscalerStatus(ns, "act"))
 	}
 	if fiveErr != nil {
-		t.Fatalf("five: Fallback=True (FallbackReplicas): %v\n%s", fiveErr, describeAutoscaler(ns, "five"))
+		t.Fatalf("five: Fallback=True (FallbackReplicas): %v\n%s", fiveErr, autoscalerStatus(ns, "five"))
 	}
 	if el := fiveAt.Sub(stopped); el < fallbackAfter {
 		t.Errorf("five: Fallback=True %v after Prometheus stopped, before fallback.after %v", el, fallbackAfter)
 	}
 	waitReplicas(t, ns, "five", conditionTimeout, "5 (fallback)", func(r int32) bool { return r == 5 })
-	waitEvent(t, ns, "five", "FallbackActivated")
-	waitAutoscalerCondition(t, ns, "hold", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackHold")
-	waitEvent(t, ns, "hold", "FallbackActivated")
-	holdReplicas(t, ns, "hold", 3, 2*time.Second, "fallback Hold active")
+	waitAutoscalerEvent(t, ns, "five", "FallbackActivated")
+	waitAutoscalerReason(t, ns, "hold", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackHold")
+	waitAutoscalerEvent(t, ns, "hold", "FallbackActivated")
+	keepReplicas(t, ns, "hold", 3, 2*time.Second, "fallback Hold active")
 
 	ensurePrometheus(t)
 	waitReplicas(t, ns, "hold", scaleDownTimeout, "1 (queue 0)", func(r int32) bool { return r == 1 })
 	waitReplicas(t, ns, "five", scaleDownTimeout, "3 (queue 30)", func(r int32) bool { return r == 3 })
 	waitReplicas(t, ns, "act", scaleDownTimeout, "at most 1 (queue 0)", func(r int32) bool { return r <= 1 })
 	for _, name := range []string{"hold", "five"} {
-		waitAutoscalerCondition(t, ns, name, adjust.ConditionFallback, corev1.ConditionFalse, "MetricsAvailable")
-		waitEvent(t, ns, name, "FallbackCleared")
+		waitAutoscalerReason(t, ns, name, adjust.ConditionFallback, corev1.ConditionFalse, "MetricsAvailable")
+		waitAutoscalerEvent(t, ns, name, "FallbackCleared")
 	}
 }
 
@@ -301,26 +298,26 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 // AtLeast policy raises the worker from 2 to 4. The series back, the normal
 // algorithm resumes.
 func TestFallbackVanishedSeries(t *testing.T) {
-	client := startAutoscaler(t)
+	client := startQueueAutoscaler(t)
 	ns := newNamespace(t, "e2e-vanish-")
 	q := setQueue(t, ns, 20)
 	createDeployment(t, ns, "worker")
 	a := queueAutoscaler("worker", q, 1, 8, nil)
 	a.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackAtLeast, Replicas: ptr.To[int32](4),
 		After: &metav1.Duration{Duration: fallbackAfter}, MaxAge: &metav1.Duration{Duration: time.Minute}}
-	createAutoscaler(t, client, ns, a)
+	createQueueAutoscaler(t, client, ns, a)
 	waitReplicas(t, ns, "worker", scaleUpTimeout, "2", func(r int32) bool { return r == 2 })
 
 	gone := time.Now()
 	exp().Delete(QueueGauge, map[string]string{"queue": q.name})
-	waitAutoscalerCondition(t, ns, "worker", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackAtLeast")
+	waitAutoscalerReason(t, ns, "worker", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackAtLeast")
 	if el := time.Since(gone); el < fallbackAfter {
 		t.Errorf("Fallback=True %v after the series vanished, before fallback.after %v", el, fallbackAfter)
 	}
 	waitReplicas(t, ns, "worker", conditionTimeout, "4 (at least 4)", func(r int32) bool { return r == 4 })
-	waitEvent(t, ns, "worker", "FallbackActivated")
+	waitAutoscalerEvent(t, ns, "worker", "FallbackActivated")
 
 	q.set(10) // ceil(10/10) = 1
 	waitReplicas(t, ns, "worker", scaleDownTimeout, "1 (series back)", func(r int32) bool { return r == 1 })
-	waitEvent(t, ns, "worker", "FallbackCleared")
+	waitAutoscalerEvent(t, ns, "worker", "FallbackCleared")
 }
