@@ -121,6 +121,21 @@ func (tr *replicaTrace) close() {
 	<-tr.done
 }
 
+// waitLast waits up to timeout for the trace's last value to be v.
+func (tr *replicaTrace) waitLast(v int32, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		tr.mu.Lock()
+		n := len(tr.values)
+		last := n > 0 && tr.values[n-1] == v
+		tr.mu.Unlock()
+		if last {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // snapshot returns the replica values seen, in order, and a text of each
 // value with the time it was first seen.
 func (tr *replicaTrace) snapshot() ([]int32, string) {
@@ -183,6 +198,7 @@ func TestScaleToZeroWithActivation(t *testing.T) {
 	if el := time.Since(drained); el < idleAfter {
 		t.Errorf("at zero %v after the queue drained, before scaleToZero.after %v", el, idleAfter)
 	}
+	trace.waitLast(0, 5*time.Second) // the sampler may not have seen it yet
 	trace.close()
 	vals, text := trace.snapshot()
 	t.Logf("replica trace (replicas@since start): %s", text)
