@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -181,9 +182,10 @@ func rows(in [][]int64) [][]int {
 
 // proposeProportional turns the readings into proposals and record entries
 // (pure). The proposals combine with the other metrics' by maximum.
-func proposeProportional(readings []proportionalReading, now time.Time) ([]decision.Proposal, []record.Metric) {
+func proposeProportional(readings []proportionalReading, now time.Time) ([]decision.Proposal, []record.Metric, map[int]v1alpha1.ClusterProportionalStatus) {
 	props := make([]decision.Proposal, len(readings))
 	recs := make([]record.Metric, len(readings))
+	var statuses map[int]v1alpha1.ClusterProportionalStatus
 	for i, r := range readings {
 		spec := autoscalingv2.MetricSpec{Type: v1alpha1.ClusterProportionalMetricSourceType}
 		name := "cluster-proportional " + r.params.Mode()
@@ -198,6 +200,14 @@ func proposeProportional(readings []proportionalReading, now time.Time) ([]decis
 		} else {
 			e := proportional.Explain(r.params, r.size)
 			props[i] = decision.Proposal{Metric: name, Replicas: e.Replicas, Timestamp: now}
+			if statuses == nil {
+				statuses = map[int]v1alpha1.ClusterProportionalStatus{}
+			}
+			statuses[r.src.Index] = v1alpha1.ClusterProportionalStatus{
+				Nodes: clamp32(r.size.Nodes), Cores: clamp32(r.size.Cores),
+				SchedulableNodes: clamp32(r.size.SchedulableNodes), SchedulableCores: clamp32(r.size.SchedulableCores),
+				Replicas: e.Replicas,
+			}
 			recs[i].Reason = fmt.Sprintf("%d nodes, %d cores (%d and %d schedulable): %s",
 				r.size.Nodes, r.size.Cores, r.size.SchedulableNodes, r.size.SchedulableCores, e.String())
 		}
@@ -205,5 +215,7 @@ func proposeProportional(readings []proportionalReading, now time.Time) ([]decis
 		recs[i].Reading = decision.Reading{Spec: spec, Timestamp: now}
 		recs[i].Evaluated = decision.Evaluated{Proposal: props[i]}
 	}
-	return props, recs
+	return props, recs, statuses
 }
+
+func clamp32(v int) int32 { return int32(min(v, math.MaxInt32)) }
