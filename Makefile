@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-reaction demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-reaction bench-zero-reaction demo verify deps tools clean
 
 all: build
 
@@ -42,6 +42,11 @@ bench:
 ## bench-reaction: ClusterProportional reaction time on the local cluster (node added/deleted → /scale written; EBBFLOW_REACTION_EVENTS=30)
 bench-reaction:
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m -run '^$$' -bench '^BenchmarkProportionalReaction$$' -benchtime 1x ./test/e2e/
+
+## bench-zero-reaction: time from a message on an empty queue to the first /scale write from zero, on the local cluster (EBBFLOW_REACTION_TRIALS, default 20); log in _output/bench/ (see docs/benchmarks.md)
+bench-zero-reaction:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags reaction -count=1 -timeout 30m -v -run '^TestReactionFromZero$$' ./test/e2e/ | tee _output/bench/zero-reaction-$$(date -u +%Y%m%dT%H%M%SZ).txt
 
 ## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
 DEMO_FLAGS ?=

@@ -278,7 +278,7 @@ func TestConfigShapeFollowsTypes(t *testing.T) {
 		want []string
 	}{
 		{"top level", configShape.keys, []string{"rules", "externalRules", "resourceRules"}},
-		{"discovery rule", rule.keys, []string{"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery"}},
+		{"discovery rule", rule.keys, []string{"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "nanValues"}},
 		{"resources", rule.fields["resources"].keys, []string{"template", "overrides", "namespaced"}},
 		{"resource rules", configShape.fields["resourceRules"].keys, []string{"cpu", "memory", "window"}},
 	}

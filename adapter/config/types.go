@@ -38,7 +38,20 @@ type DiscoveryRule struct {
 	// request, with fields .Series, .LabelMatchers, .LabelValuesByName, .GroupBy and
 	// .GroupBySlice.
 	MetricsQuery string `yaml:"metricsQuery"`
+	// NaNValues (an ebbflow extension) says what a NaN sample of this rule becomes:
+	// NaNZero serves 0 (prometheus-adapter's behaviour), NaNDrop serves no sample.
+	// Empty means the adapter's --nan-values.
+	NaNValues string `yaml:"nanValues"`
 }
+
+// What a NaN sample becomes (DiscoveryRule.NaNValues, --nan-values).
+const (
+	// NaNZero serves a NaN sample as 0, as prometheus-adapter does.
+	NaNZero = "zero"
+	// NaNDrop leaves a NaN sample out of the answer, as if Prometheus had not
+	// returned it.
+	NaNDrop = "drop"
+)
 
 // RegexFilter keeps (Is) or drops (IsNot) series whose name matches; exactly one is set.
 // The expressions are RE2, unanchored, matched against the series name only.

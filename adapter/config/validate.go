@@ -91,6 +91,9 @@ func checkDiscoveryRule(r DiscoveryRule, list string, index int, external bool, 
 	checkName(p, r.Name)
 	mapsNamespaces := checkResources(p, "resources", r.Resources, mapper)
 	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery)
+	if r.NaNValues != "" && r.NaNValues != NaNZero && r.NaNValues != NaNDrop {
+		p.add("nanValues", "must be %q or %q, not %q", NaNZero, NaNDrop, r.NaNValues)
+	}
 	if external && isNamespaced(r.Resources) && !mapsNamespaces {
 		p.add("resources", "rule is namespaced but no label maps to namespaces; "+
 			"set resources.namespaced: false or map a label to namespaces")

@@ -60,6 +60,7 @@ type Rule struct {
 	externalNamespaced bool
 	query              *template.Template
 	groupsByResource   bool
+	nanValues          string
 }
 
 // Compile checks a discovery rule and compiles it. index is the rule's position in its
@@ -91,6 +92,9 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 	if rule.MetricsQuery == "" {
 		return nil, errors.New("metricsQuery is empty")
 	}
+	if rule.NaNValues != "" && rule.NaNValues != config.NaNZero && rule.NaNValues != config.NaNDrop {
+		return nil, fmt.Errorf("nanValues must be %q or %q, not %q", config.NaNZero, config.NaNDrop, rule.NaNValues)
+	}
 	query, err := template.New("metricsQuery").Delims("<<", ">>").Parse(rule.MetricsQuery)
 	if err != nil {
 		return nil, fmt.Errorf("metricsQuery: %w", err)
@@ -104,6 +108,7 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 		externalNamespaced: rule.Resources.Namespaced == nil || *rule.Resources.Namespaced,
 		query:              query,
 		groupsByResource:   groupsByResource(query),
+		nanValues:          rule.NaNValues,
 	}
 	if kind == External && r.externalNamespaced {
 		if _, err := res.labelFor(namespacesGR); err != nil {
@@ -113,6 +118,10 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 	}
 	return r, nil
 }
+
+// NaNValues returns the rule's nanValues: config.NaNZero, config.NaNDrop, or
+// empty for the adapter's default.
+func (r *Rule) NaNValues() string { return r.nanValues }
 
 // Index returns the rule's position in its list, as given to Compile.
 func (r *Rule) Index() int { return r.index }

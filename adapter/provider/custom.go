@@ -40,7 +40,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	sample, ok := vec.byLabel(label)[name.Name]
+	sample, ok := vec.byLabel(label, p.dropNaN(target.Rule))[name.Name]
 	if !ok {
 		return nil, provider.NewMetricNotFoundForError(info.GroupResource, info.Metric, name.Name)
 	}
@@ -86,7 +86,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	byName := vec.byLabel(label)
+	byName := vec.byLabel(label, p.dropNaN(target.Rule))
 	items := make([]custom_metrics.MetricValue, 0, len(names))
 	var proto *custom_metrics.MetricValue // kind, API version and metric are the same for every item
 	for _, n := range names {

@@ -36,7 +36,7 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 		return nil, err
 	}
 	items := make([]external_metrics.ExternalMetricValue, 0, len(vec))
-	for _, s := range vec.samples() {
+	for _, s := range vec.samples(p.dropNaN(target.Rule)) {
 		items = append(items, external_metrics.ExternalMetricValue{
 			MetricName:   info.Metric,
 			MetricLabels: s.labels,

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/objects"
@@ -53,6 +54,9 @@ type Options struct {
 	// negative means never query by namespace.
 	NamespaceQueryThreshold int
 	Registerer              prometheus.Registerer
+	// NaNValues is what a NaN sample becomes for rules that do not say
+	// (config.NaNZero, the default when empty, or config.NaNDrop).
+	NaNValues string
 }
 
 // Provider implements custom-metrics-apiserver's MetricsProvider.
@@ -67,6 +71,13 @@ var _ provider.MetricsProvider = (*Provider)(nil)
 func New(opts Options) (*Provider, error) {
 	if opts.Prom == nil || opts.Registry == nil || opts.Lister == nil || opts.Mapper == nil || opts.Registerer == nil {
 		return nil, errors.New("provider: prom, registry, lister, mapper and registerer are required")
+	}
+	switch opts.NaNValues {
+	case "":
+		opts.NaNValues = config.NaNZero
+	case config.NaNZero, config.NaNDrop:
+	default:
+		return nil, fmt.Errorf("provider: NaN values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, opts.NaNValues)
 	}
 	if opts.NamespaceQueryThreshold == 0 {
 		opts.NamespaceQueryThreshold = DefaultNamespaceQueryThreshold

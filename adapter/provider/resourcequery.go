@@ -94,7 +94,7 @@ func (p *ResourceProvider) nodeSamples(ctx context.Context, rule naming.Resource
 	out := make(map[string]sampleValue, len(names))
 	for _, s := range vec {
 		name := string(s.Metric[model.LabelName(nodeLabel)])
-		if _, dup := out[name]; name == "" || dup || !usable(s.Value) {
+		if _, dup := out[name]; name == "" || dup || !usable(s.Value, false) {
 			continue
 		}
 		out[name] = toResourceSample(s)
@@ -135,7 +135,7 @@ func queryVector(ctx context.Context, c prom.Client, q string) (model.Vector, er
 // unusable ones, are skipped; the first sample of a container wins.
 func (cs containerSamples) add(vec model.Vector, podLabel, containerLabel, nsLabel, fixedNS string) {
 	for _, s := range vec {
-		if !usable(s.Value) {
+		if !usable(s.Value, false) {
 			continue
 		}
 		ns := fixedNS

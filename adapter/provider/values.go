@@ -10,13 +10,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/naming"
 )
 
 // vectorResult is a Prometheus answer.
 type vectorResult model.Vector
 
 // sampleValue is one usable sample: finite or NaN (served as 0, as prometheus-adapter
-// does), with its own timestamp.
+// does, unless NaN is dropped), with its own timestamp.
 type sampleValue struct {
 	value     float64
 	timestamp metav1.Time
@@ -25,9 +28,10 @@ type sampleValue struct {
 
 // usable reports whether v can be served. Infinities cannot be represented as a
 // quantity and are dropped: a missing value is handled conservatively by
-// autoscalers, a made-up one is not.
-func usable(v model.SampleValue) bool {
-	return !math.IsInf(float64(v), 0)
+// autoscalers, a made-up one is not. NaN is usable (served as 0) unless dropNaN.
+func usable(v model.SampleValue, dropNaN bool) bool {
+	f := float64(v)
+	return !math.IsInf(f, 0) && !(dropNaN && math.IsNaN(f))
 }
 
 func toSample(s *model.Sample) sampleValue {
@@ -39,10 +43,10 @@ func toSample(s *model.Sample) sampleValue {
 }
 
 // byLabel indexes usable samples by the value of label; the first sample wins.
-func (vr vectorResult) byLabel(label string) map[string]sampleValue {
+func (vr vectorResult) byLabel(label string, dropNaN bool) map[string]sampleValue {
 	out := make(map[string]sampleValue, len(vr))
 	for _, s := range vr {
-		if !usable(s.Value) {
+		if !usable(s.Value, dropNaN) {
 			continue
 		}
 		key := string(s.Metric[model.LabelName(label)])
@@ -55,10 +59,10 @@ func (vr vectorResult) byLabel(label string) map[string]sampleValue {
 }
 
 // samples returns the usable samples with their labels (without __name__).
-func (vr vectorResult) samples() []sampleValue {
+func (vr vectorResult) samples(dropNaN bool) []sampleValue {
 	out := make([]sampleValue, 0, len(vr))
 	for _, s := range vr {
-		if !usable(s.Value) {
+		if !usable(s.Value, dropNaN) {
 			continue
 		}
 		sv := toSample(s)
@@ -103,4 +107,13 @@ func metricIdentifier(metric string, sel labels.Selector) (custom_metrics.Metric
 // logError logs err once with the request's logger.
 func logError(ctx context.Context, err error, msg string, kv ...any) {
 	klog.FromContext(ctx).Error(err, msg, kv...)
+}
+
+// dropNaN reports whether NaN samples of rule are left out: the rule's
+// nanValues, else the provider's default.
+func (p *Provider) dropNaN(rule *naming.Rule) bool {
+	if v := rule.NaNValues(); v != "" {
+		return v == config.NaNDrop
+	}
+	return p.opts.NaNValues == config.NaNDrop
 }

@@ -112,6 +112,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	prov, err := provider.New(provider.Options{
 		Prom: guard, Registry: disc, Lister: lister, Mapper: c.mapper,
 		NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+		NaNValues: o.NaNValues,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 )
@@ -34,6 +35,7 @@ type Options struct {
 	MaxConcurrentQueries    int
 	NamespaceQueryThreshold int
 	ConfigCheckInterval     time.Duration
+	NaNValues               string
 }
 
 // NewOptions returns options with their defaults.
@@ -47,6 +49,7 @@ func NewOptions() *Options {
 		MaxConcurrentQueries:    16,
 		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
 		ConfigCheckInterval:     10 * time.Second,
+		NaNValues:               config.NaNZero,
 	}
 }
 
@@ -73,6 +76,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentQueries, "max-concurrent-queries", o.MaxConcurrentQueries, "Most requests in flight to Prometheus at once; identical concurrent queries are sent once.")
 	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
+	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
 }
 
 // Validate reports every problem with the options.
@@ -98,6 +102,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxConcurrentQueries < 1 {
 		errs = append(errs, errors.New("--max-concurrent-queries must be at least 1"))
+	}
+	if o.NaNValues != config.NaNZero && o.NaNValues != config.NaNDrop {
+		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.NaNValues))
 	}
 	if o.ConfigCheckInterval <= 0 {
 		errs = append(errs, errors.New("--config-check-interval must be positive"))

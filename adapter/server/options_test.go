@@ -29,6 +29,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"bad header", func(o *Options) { o.PrometheusHeaders = []string{"novalue"} }, "--prometheus-header"},
 		{"exclusive auth", func(o *Options) { o.Transport.InCluster = true; o.Transport.AuthConfig = "k" }, "mutually exclusive"},
 		{"concurrency", func(o *Options) { o.MaxConcurrentQueries = 0 }, "--max-concurrent-queries"},
+		{"nan drop", func(o *Options) { o.NaNValues = "drop" }, ""},
+		{"bad nan values", func(o *Options) { o.NaNValues = "skip" }, "--nan-values"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -253,6 +253,11 @@ func activation(in ProposalInput, res *ProposalResult) func(decision.Aggregate) 
 	current := in.CurrentReplicas
 	idleFor := in.Now.Sub(res.State.IdleSince)
 	return func(agg decision.Aggregate) *decision.Override {
+		if current > 0 && !agg.Usable {
+			// A failed metric blocks a scale-down (upstream's rule, until
+			// the fallback applies): no floor or zero to propose.
+			return nil
+		}
 		switch {
 		case current == 0 && len(active) > 0:
 			return &decision.Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),

@@ -1,6 +1,7 @@
 package adjust
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,29 @@ func TestFallbackBeforeActivation(t *testing.T) {
 	got, _ := overrideOf(t, in, 0)
 	if got == nil || got.Stage != StageFallback || got.Replicas != 3 {
 		t.Errorf("override %+v", got)
+	}
+}
+
+// A failed metric makes the combined proposal unusable; with activation set
+// and replicas above zero, the activation stage must not turn that into a
+// proposal of 1 (a scale-down from N) before the fallback applies: upstream's
+// rule, a failed metric blocks a scale-down, stands.
+func TestActivationFailedMetricBlocksScaleDown(t *testing.T) {
+	in := ProposalInput{Spec: Spec{ScaleToZero: &ScaleToZero{After: time.Minute}}, Now: t0, CurrentReplicas: 6, MinReplicas: 0,
+		Metrics: []MetricState{{Name: "queue", Failed: true, Activation: milli(5000)}}}
+	res := Proposal(in)
+	if res.Override == nil {
+		t.Fatal("activation set: want an override function")
+	}
+	if got := res.Override(decision.Aggregate{Replicas: 0, Usable: false, Invalid: 1, FirstFailure: 0}); got != nil {
+		t.Errorf("unusable proposal at 6 replicas: override %+v, want none (upstream holds)", got)
+	}
+	d := decision.Decide(decision.Input{
+		Bounds:    decision.Bounds{CurrentReplicas: 6, MinReplicas: 0, MaxReplicas: 10, HasObjectOrExternal: true},
+		Proposals: []decision.Proposal{{Metric: "external metric queue", Err: errors.New("unable to fetch metrics")}},
+		Override:  res.Override,
+	})
+	if !d.Failed || d.Rescale {
+		t.Errorf("decision with a failed metric: failed %v rescale %v desired %d, want failed and no rescale", d.Failed, d.Rescale, d.Desired)
 	}
 }

@@ -38,6 +38,12 @@ const (
 	// QueueGauge is a gauge with label queue, served as the external metric of
 	// the same name (sum by queue, not namespaced).
 	QueueGauge = "queue_messages_ready"
+	// RatioZeroGauge and RatioDropGauge are gauges with label queue, each
+	// served as the external metric of the same name with the value v/v: 1,
+	// or NaN (0/0) when the gauge is 0, which the first rule serves as 0 (the
+	// default) and the second drops (nanValues: drop).
+	RatioZeroGauge = "e2e_ratio_zero"
+	RatioDropGauge = "e2e_ratio_drop"
 )
 
 // rulesYAML is the adapter's rule file for the whole package.
@@ -59,6 +65,13 @@ externalRules:
 - seriesQuery: 'queue_messages_ready{queue!=""}'
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+- seriesQuery: 'e2e_ratio_zero{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue) / sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+- seriesQuery: 'e2e_ratio_drop{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue) / sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+  nanValues: drop
 ` + resourceRulesYAML
 
 // shared is the package's environment, set once by TestMain before any test

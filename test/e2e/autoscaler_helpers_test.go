@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+)
+
+// Helpers for ebbflow Autoscaler objects, as hpa_test.go's for HPAs.
+
+func ebbClient(t *testing.T) ebbclient.Interface {
+	t.Helper()
+	client, err := ebbclient.NewForConfig(env().RESTConfig())
+	if err != nil {
+		t.Fatalf("ebbflow clientset: %v", err)
+	}
+	return client
+}
+
+func getAutoscaler(ctx context.Context, ns, name string) (*v1alpha1.Autoscaler, error) {
+	client, err := ebbclient.NewForConfig(env().RESTConfig())
+	if err != nil {
+		return nil, err
+	}
+	return client.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// waitAutoscalerReason polls the Autoscaler until condition typ has
+// status and a reason starting with reason.
+func waitAutoscalerReason(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
+	defer cancel()
+	for {
+		if a, err := getAutoscaler(ctx, ns, name); err == nil {
+			for _, c := range a.Status.Conditions {
+				if c.Type == typ && c.Status == status && strings.HasPrefix(c.Reason, reason) {
+					t.Logf("%s/%s: %s=%s (%s: %s)", ns, name, typ, c.Status, c.Reason, c.Message)
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s/%s: no condition %s=%s with reason %s* within %v\n%s", ns, name, typ, status, reason, conditionTimeout, autoscalerStatus(ns, name))
+		case <-time.After(hpaPollInterval):
+		}
+	}
+}
+
+// waitDecisionStep polls the Autoscaler until its last decision has a step
+// of stage whose message contains text.
+func waitDecisionStep(t *testing.T, ns, name, stage, text string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
+	defer cancel()
+	for {
+		if a, err := getAutoscaler(ctx, ns, name); err == nil && a.Status.LastDecision != nil {
+			for _, s := range a.Status.LastDecision.Steps {
+				if s.Stage == stage && strings.Contains(s.Message, text) {
+					t.Logf("%s/%s: decision step %s %d→%d: %s", ns, name, s.Stage, s.From, s.To, s.Message)
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s/%s: no decision step %s (%q) within %v\n%s", ns, name, stage, text, conditionTimeout, autoscalerStatus(ns, name))
+		case <-time.After(hpaPollInterval):
+		}
+	}
+}
+
+// waitEvent polls until an event with reason is recorded on the Autoscaler.
+func waitAutoscalerEvent(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
+	defer cancel()
+	for {
+		evs, err := env().Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, e := range evs.Items {
+				if e.InvolvedObject.Kind == "Autoscaler" && e.InvolvedObject.Name == name && e.Reason == reason {
+					t.Logf("%s/%s: event %s %s: %s", ns, name, e.Type, e.Reason, e.Message)
+					return
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s/%s: no event %s within %v\n%s", ns, name, reason, conditionTimeout, autoscalerStatus(ns, name))
+		case <-time.After(hpaPollInterval):
+		}
+	}
+}
+
+// describeAutoscaler renders the Autoscaler's status, last decision and
+// events for failure messages.
+func autoscalerStatus(ns, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	a, err := getAutoscaler(ctx, ns, name)
+	if err != nil {
+		return fmt.Sprintf("autoscaler %s/%s: %v", ns, name, err)
+	}
+	fmt.Fprintf(&b, "autoscaler %s/%s: current %d desired %d\n", ns, name, a.Status.CurrentReplicas, a.Status.DesiredReplicas)
+	for _, c := range a.Status.Conditions {
+		fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	if d := a.Status.LastDecision; d != nil {
+		fmt.Fprintf(&b, "  last decision %s: %+v\n", d.Time.Format(time.TimeOnly), d.Outcome)
+		for _, s := range d.Steps {
+			fmt.Fprintf(&b, "    step %s %d→%d: %s\n", s.Stage, s.From, s.To, s.Message)
+		}
+	}
+	if evs, err := env().Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range evs.Items {
+			fmt.Fprintf(&b, "  event %s %s/%s %s: %s\n", e.LastTimestamp.Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+	}
+	return b.String()
+}
+
+// hasConditionReason reports whether the Autoscaler has condition typ with
+// status and a reason starting with reason.
+func hasConditionReason(a *v1alpha1.Autoscaler, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) bool {
+	for _, c := range a.Status.Conditions {
+		if c.Type == typ && c.Status == status && strings.HasPrefix(c.Reason, reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// pollUntil calls cond every poll interval until it holds and returns when;
+// an error after timeout. Safe off the test goroutine.
+func pollUntil(timeout time.Duration, cond func(context.Context) bool) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for {
+		if cond(ctx) {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("not within %v", timeout)
+		case <-time.After(hpaPollInterval):
+		}
+	}
+}
+
+// replicasHeld checks every second for d that the Deployment keeps want
+// replicas. Safe off the test goroutine.
+func replicasHeld(ns, name string, want int32, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if r, err := deploymentReplicas(context.Background(), ns, name); err == nil && r != want {
+			return fmt.Errorf("%s/%s: replicas %d, want %d held", ns, name, r, want)
+		}
+		time.Sleep(hpaPollInterval)
+	}
+	return nil
+}
