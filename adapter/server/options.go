@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
+	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 )
@@ -34,6 +35,8 @@ type Options struct {
 	MaxConcurrentQueries    int
 	NamespaceQueryThreshold int
 	ConfigCheckInterval     time.Duration
+	MaxResponseBytes        int64
+	MaxSeries               int
 }
 
 // NewOptions returns options with their defaults.
@@ -47,6 +50,8 @@ func NewOptions() *Options {
 		MaxConcurrentQueries:    16,
 		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
 		ConfigCheckInterval:     10 * time.Second,
+		MaxResponseBytes:        prom.DefaultMaxResponseBytes,
+		MaxSeries:               discovery.DefaultMaxSeries,
 	}
 }
 
@@ -73,6 +78,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentQueries, "max-concurrent-queries", o.MaxConcurrentQueries, "Most requests in flight to Prometheus at once; identical concurrent queries are sent once.")
 	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
+	fs.Int64Var(&o.MaxResponseBytes, "prometheus-max-response-bytes", o.MaxResponseBytes, "Largest query or label-values response read from Prometheus; a larger one fails the request.")
+	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 
 // Validate reports every problem with the options.
@@ -98,6 +105,12 @@ func (o *Options) Validate() []error {
 	}
 	if o.MaxConcurrentQueries < 1 {
 		errs = append(errs, errors.New("--max-concurrent-queries must be at least 1"))
+	}
+	if o.MaxResponseBytes < 1024 {
+		errs = append(errs, errors.New("--prometheus-max-response-bytes must be at least 1024"))
+	}
+	if o.MaxSeries < 1 {
+		errs = append(errs, errors.New("--metrics-max-series must be at least 1"))
 	}
 	if o.ConfigCheckInterval <= 0 {
 		errs = append(errs, errors.New("--config-check-interval must be positive"))
