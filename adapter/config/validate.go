@@ -44,7 +44,7 @@ func (g GroupResource) Normalize(mapper meta.RESTMapper) (schema.GroupResource, 
 // exactly one of is and isNot, a valid RE2 expression; name.matches is RE2; name.as is
 // set when name.matches has more than one capture group, and refers only to groups that
 // exist; resources.template parses, runs, and uses .Resource; every override names a
-// resource the mapper knows; metricsQuery is not empty and parses. Resource rules: cpu
+// resource the mapper knows; metricsQuery is not empty, parses, and renders PromQL Prometheus' parser accepts. Resource rules: cpu
 // and memory each have containerQuery and nodeQuery (not empty, parse), a containerLabel
 // and valid resources; window > 0.
 func Validate(cfg *Config, mapper meta.RESTMapper) error {
@@ -90,7 +90,11 @@ func checkDiscoveryRule(r DiscoveryRule, list string, index int, external bool, 
 	}
 	checkName(p, r.Name)
 	mapsNamespaces := checkResources(p, "resources", r.Resources, mapper)
-	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery)
+	args := sampleQueryArgs()
+	if external {
+		args = externalQueryArgs()
+	}
+	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery, args)
 	if external && isNamespaced(r.Resources) && !mapsNamespaces {
 		p.add("resources", "rule is namespaced but no label maps to namespaces; "+
 			"set resources.namespaced: false or map a label to namespaces")
@@ -166,8 +170,8 @@ func checkResourceRules(rr ResourceRules, mapper meta.RESTMapper) []FieldError {
 		rule ResourceRule
 	}{{"cpu", rr.CPU}, {"memory", rr.Memory}} {
 		q := &problems{rule: "resourceRules." + r.name}
-		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery)
-		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery)
+		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery, sampleQueryArgs())
+		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery, sampleQueryArgs())
 		if strings.TrimSpace(r.rule.ContainerLabel) == "" {
 			q.add("containerLabel", "must not be empty, e.g. container")
 		}
