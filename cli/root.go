@@ -1,5 +1,6 @@
-// Package cli implements the ebbflow user command: checking and trying rule files
-// without a cluster. Commands write results to the command's output streams and
+// Package cli implements the ebbflow user command: checking and trying rule
+// files without a cluster, and explaining the decisions of ebbflow-autoscaler
+// from the cluster. Commands write results to the command's output streams and
 // return errors; only main decides the exit code.
 package cli
 
@@ -14,5 +15,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newConfigCommand())
+	root.AddCommand(newProportionalCommand())
+	root.AddCommand(newExplainCommand())
 	return root
 }

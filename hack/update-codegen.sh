@@ -70,7 +70,7 @@ kube::codegen::gen_client \
 log "CRD (${CRD_DIR}/${CRD_FILE})"
 tmp=$(mktemp -d)
 trap 'rm -rf "${tmp}"' EXIT
-"${CONTROLLER_GEN}" crd:crdVersions=v1 paths="./${APIS_DIR}/..." output:crd:dir="${tmp}/raw"
+"${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true paths="./${APIS_DIR}/..." output:crd:dir="${tmp}/raw"
 [[ -s "${tmp}/raw/${CRD_FILE}" ]] || { log "controller-gen wrote no ${CRD_FILE}"; exit 1; }
 # The HPA types nested in the spec come from k8s.io/api without kubebuilder
 # markers; their enums and bounds are a JSON patch (see the patch file).

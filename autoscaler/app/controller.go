@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
@@ -102,7 +103,17 @@ func (c CompletedConfig) runController(ctx context.Context) error {
 		return fmt.Errorf("register metrics: %w", err)
 	}
 	pods := kubeInformers.Core().V1().Pods()
+	var nodes, configMaps cache.SharedIndexInformer
+	if c.Options.ClusterProportional && c.Options.Autoscalers {
+		nodes = kubeInformers.Core().V1().Nodes().Informer()
+		configMaps = kubeInformers.Core().V1().ConfigMaps().Informer()
+		if err := configMaps.SetTransform(func(obj any) (any, error) { return controller.ProportionalTransform(obj) }); err != nil {
+			return fmt.Errorf("ConfigMap informer: %w", err)
+		}
+	}
 	ctrl, err := controller.New(c.controllerConfig(), controller.Deps{
+		Nodes:       nodes,
+		ConfigMaps:  configMaps,
 		Scales:      scales,
 		Mapper:      mapper,
 		Metrics:     mc,

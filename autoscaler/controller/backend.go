@@ -4,8 +4,12 @@ import (
 	"context"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ebbflow/ebbflow/autoscaler/adjust"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
 // Object is one autoscaler, whatever its kind, as a reconcile sees it. It is
@@ -18,9 +22,36 @@ type Object struct {
 	ResourceVersion string
 	Spec            autoscalingv2.HorizontalPodAutoscalerSpec
 	Status          autoscalingv2.HorizontalPodAutoscalerStatus
+	// Extensions are the ebbflow extensions the object sets (from the
+	// Autoscaler's spec, or a drop-in HPA's annotations).
+	Extensions adjust.Spec
+	// Proportional are the ClusterProportional metrics (Autoscalers only);
+	// they are not in Spec.Metrics.
+	Proportional []ProportionalSource
+	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
+	// of that metric (zero for drop-in HPAs).
+	MetricOptions []MetricOptions
+	// LastDecision is the stored decision record where it is part of the
+	// status (DecisionInStatus), nil when none.
+	LastDecision *v1alpha1.DecisionRecord
+	// LastDecisionSignature is record.Signature of the stored record, ""
+	// when none (or when it could not be read).
+	LastDecisionSignature string
+	// Warnings are problems with the object's settings that do not stop its
+	// evaluation (for example an invalid annotation value); each becomes a
+	// Warning event.
+	Warnings []string
 	// Source is the API object (a deep copy): events are recorded on it and
 	// Backend.UpdateStatus writes it back.
 	Source runtime.Object
+}
+
+// MetricOptions are ebbflow's per-metric options.
+type MetricOptions struct {
+	// Activation is the metric's activation threshold, if set.
+	Activation *resource.Quantity
+	// MissingAsZero reads an empty answer as the value 0.
+	MissingAsZero bool
 }
 
 // Backend is one kind of autoscaler object.
@@ -34,7 +65,14 @@ type Backend interface {
 	// Get returns a deep copy of the object from the informer's cache, or a
 	// NotFound API error.
 	Get(namespace, name string) (*Object, error)
-	// UpdateStatus writes obj.Status through the status subresource and
-	// returns the object's new resource version.
+	// UpdateStatus writes obj.Status (and obj.LastDecision when
+	// DecisionInStatus) through the status subresource and returns the
+	// object's new resource version.
 	UpdateStatus(ctx context.Context, obj *Object) (string, error)
+	// DecisionInStatus is true when the decision record is part of the status
+	// (written by UpdateStatus), false when WriteDecision stores it.
+	DecisionInStatus() bool
+	// WriteDecision stores rec apart from the status and returns the object's
+	// new resource version (only called when DecisionInStatus is false).
+	WriteDecision(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord) (string, error)
 }

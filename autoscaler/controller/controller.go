@@ -49,6 +49,12 @@ type Deps struct {
 	Clock    clock.WithTicker
 	// SelfMetrics records the controller's own metrics (see NewSelfMetrics).
 	SelfMetrics *SelfMetrics
+	// Nodes and ConfigMaps are the shared informers ClusterProportional
+	// metrics read (optional: nil turns those metrics, or their
+	// configMapRef, into errors). ConfigMaps may be transformed with
+	// ProportionalTransform.
+	Nodes      cache.SharedIndexInformer
+	ConfigMaps cache.SharedIndexInformer
 }
 
 // Controller reconciles the objects of its backends.
@@ -62,6 +68,7 @@ type Controller struct {
 	tracker  *selectorTracker
 	writes   *writeTracker
 	pods     *podSource
+	cluster  *clusterWatch
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -88,6 +95,9 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		return nil, err
 	}
 	c.pods = pods
+	if c.cluster, err = newClusterWatch(deps.Nodes, deps.ConfigMaps, func(key string) { c.enqueueAfter(key, 0) }); err != nil {
+		return nil, err
+	}
 	for _, b := range backends {
 		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
 			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())
@@ -105,7 +115,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
-	synced := []cache.InformerSynced{c.deps.Pods.HasSynced}
+	synced := append([]cache.InformerSynced{c.deps.Pods.HasSynced}, c.cluster.synced()...)
 	for _, b := range c.backends {
 		synced = append(synced, b.Informer().HasSynced)
 	}

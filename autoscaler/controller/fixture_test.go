@@ -43,6 +43,8 @@ type fixture struct {
 	factory  informers.SharedInformerFactory
 	ctrl     *Controller
 	cfg      Config
+	// deps, when set, changes the dependencies before the controller is built.
+	deps func(*Deps)
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -92,11 +94,15 @@ func (f *fixture) build(backends ...Backend) *Controller {
 	if len(backends) == 0 {
 		backends = []Backend{f.hpaBackend()}
 	}
-	c, err := New(f.cfg, Deps{
+	deps := Deps{
 		Scales: f.scales, Mapper: mapper, Metrics: f.metrics,
 		Pods:     pods.Informer(),
 		Recorder: f.recorder, Clock: f.clock,
-	}, backends...)
+	}
+	if f.deps != nil {
+		f.deps(&deps)
+	}
+	c, err := New(f.cfg, deps, backends...)
 	if err != nil {
 		f.t.Fatal(err)
 	}

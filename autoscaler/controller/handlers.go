@@ -38,7 +38,7 @@ func (c *Controller) keyOf(kind string, obj any) (string, bool) {
 }
 
 // handlers evaluates a new object at once, an object whose spec changed
-// (generation bumped) at once, and leaves other updates — such as the
+// (generation bumped) or whose pause or dry-run annotation changed at once, and leaves other updates — such as the
 // controller's own status writes — to the periodic evaluation. A deleted
 // object is evaluated once more so that its state is dropped.
 func (c *Controller) handlers(kind string) cache.ResourceEventHandler {
@@ -54,7 +54,7 @@ func (c *Controller) handlers(kind string) cache.ResourceEventHandler {
 			if !ok {
 				return
 			}
-			if generation(oldObj) != generation(newObj) {
+			if generation(oldObj) != generation(newObj) || controlsChanged(oldObj, newObj) {
 				c.enqueueAfter(key, 0)
 			}
 		},
@@ -65,6 +65,22 @@ func (c *Controller) handlers(kind string) cache.ResourceEventHandler {
 			}
 		},
 	}
+}
+
+// controlsChanged reports whether an annotation that switches an extension
+// (pause, dry-run) changed.
+func controlsChanged(oldObj, newObj any) bool {
+	o, err1 := apimeta.Accessor(oldObj)
+	n, err2 := apimeta.Accessor(newObj)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, k := range controlAnnotations {
+		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func generation(obj any) int64 {

@@ -167,6 +167,9 @@ func (r scaleResult) report(b *testing.B) {
 		b.ReportMetric(float64(r.reads)/float64(all), "reads/eval")
 	}
 	b.ReportMetric(float64(r.statusWrites), "status-writes")
+	if len(r.steady)+len(r.startup) > 0 {
+		b.ReportMetric(float64(r.statusWrites)/float64(len(r.steady)+len(r.startup)), "writes/eval")
+	}
 	b.ReportMetric(r.failed, "failed-evals")
 }
 
@@ -492,10 +495,12 @@ func logRounds(b *testing.B, obs []lagObservation, n int, t0, end time.Time) {
 	}
 }
 
+// countStatusWrites counts the writes of the HPAs: status updates and
+// patches of the decision-record annotation.
 func countStatusWrites(actions []core.Action) int {
 	n := 0
 	for _, a := range actions {
-		if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+		if a.GetVerb() == "update" && a.GetSubresource() == "status" || a.GetVerb() == "patch" {
 			n++
 		}
 	}

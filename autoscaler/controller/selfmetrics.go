@@ -12,6 +12,9 @@ type SelfMetrics struct {
 	lag               prometheus.Histogram
 	fetchErrors       *prometheus.CounterVec
 	decisions         *prometheus.CounterVec
+	outcomes          *prometheus.CounterVec
+	writes            *prometheus.CounterVec
+	fallbacks         *prometheus.GaugeVec
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -39,8 +42,23 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "scale_decisions_total",
 			Help:      "Evaluations by outcome: up, down (scale written), none (no change), failed (no decision possible).",
 		}, []string{"direction"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "decisions_total",
+			Help:      "Evaluations by the outcome of their decision record: ScaledUp, ScaledDown, Unchanged, WouldScale (paused or dry run), Failed.",
+		}, []string{"outcome"}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "api_writes_total",
+			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs).",
+		}, []string{"kind"}),
+		fallbacks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "fallback_active",
+			Help:      "1 while an autoscaler's fallback applies (a metric failed or stale for fallback.after), else 0; by kind, namespace and name.",
+		}, []string{"kind", "namespace", "name"}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -80,4 +98,44 @@ func (m *SelfMetrics) decision(direction string) {
 		return
 	}
 	m.decisions.WithLabelValues(direction).Inc()
+}
+
+func (m *SelfMetrics) outcome(o string) {
+	if m == nil {
+		return
+	}
+	m.outcomes.WithLabelValues(o).Inc()
+}
+
+func (m *SelfMetrics) apiWrite(kind string) {
+	if m == nil {
+		return
+	}
+	m.writes.WithLabelValues(kind).Inc()
+}
+
+// fallback sets the fallback gauge of the object behind key.
+func (m *SelfMetrics) fallback(key string, active bool) {
+	if m == nil {
+		return
+	}
+	kind, namespace, name, err := splitKey(key)
+	if err != nil {
+		return
+	}
+	v := 0.0
+	if active {
+		v = 1
+	}
+	m.fallbacks.WithLabelValues(kind, namespace, name).Set(v)
+}
+
+// forget drops the per-object series of the object behind key.
+func (m *SelfMetrics) forget(key string) {
+	if m == nil {
+		return
+	}
+	if kind, namespace, name, err := splitKey(key); err == nil {
+		m.fallbacks.DeleteLabelValues(kind, namespace, name)
+	}
 }

@@ -3,7 +3,9 @@ package controller
 import (
 	"sync"
 
+	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
 // history is what upstream keeps in memory per autoscaler: the
@@ -13,6 +15,12 @@ import (
 type history struct {
 	recommendations []behavior.Recommendation
 	events          behavior.ScaleEvents
+	// extensions is what the proposal extensions remember (since when
+	// metrics are failed, stale or idle).
+	extensions adjust.State
+	// proportional holds the last good parameters of each ClusterProportional
+	// metric read from a ConfigMap, by its index in spec.metrics.
+	proportional map[int]proportional.Params
 }
 
 // stateStore maps queue keys to histories.

@@ -76,12 +76,32 @@ func Check(b Bounds) Gate {
 // Input is everything Decide reads.
 type Input struct {
 	Bounds
+	// Gate is Check(Bounds) when the caller already ran it (to know whether
+	// to read metrics); nil makes Decide run Check itself.
+	Gate *Gate
 	// Proposals are the per-metric outcomes, in spec order; read only when
 	// Check says ComputeMetrics.
 	Proposals []Proposal
 	// Normalize carries the behavior, downscale window, histories and time;
 	// Decide fills its replica fields from Bounds and the proposals.
 	Normalize behavior.Request
+	// Override, when set, is asked with the combined proposals before
+	// normalization and may replace them (the extensions that act on the
+	// proposal, package adjust); nil keeps upstream's decision.
+	Override func(Aggregate) *Override
+}
+
+// Override replaces the combined proposal of the metrics before
+// normalization, so that the result still goes through stabilization, the
+// scaling policies and the bounds.
+type Override struct {
+	// Replicas is the proposal to normalize.
+	Replicas int32
+	// Hold keeps the current replicas, without normalizing.
+	Hold bool
+	// Stage names the extension; Message explains the override (also the
+	// rescale reason).
+	Stage, Message string
 }
 
 // Decision is the replica decision and what explains it.
@@ -108,13 +128,33 @@ type Decision struct {
 	// some metrics failed but the decision stands (upstream still returns the
 	// error after scaling).
 	Err error
+	// ScaledToZero is the ScaledToZero condition to set once the rescale has
+	// been written (see ScaledToZeroCondition); meaningful when Rescale.
+	ScaledToZero autoscalingv2.HorizontalPodAutoscalerCondition
+	// FromZeroFloor is true when the count was raised to minReplicas because
+	// the autoscaler scales up from zero after having scaled to zero.
+	FromZeroFloor bool
+	// Override is the override applied, if any.
+	Override *Override
 }
 
 // Decide runs upstream's reconcile decision: Check, then Combine, the
 // maximum with zero, behavior.Normalize, and the floor to minReplicas when
 // scaling from zero after the autoscaler scaled to zero.
 func Decide(in Input) Decision {
-	d := Decision{Gate: Check(in.Bounds)}
+	d := decide(in)
+	if d.Rescale {
+		d.ScaledToZero = ScaledToZeroCondition(in.CurrentReplicas, d.Desired, in.MinReplicas, in.HasObjectOrExternal)
+	}
+	return d
+}
+
+func decide(in Input) Decision {
+	gate := Check(in.Bounds)
+	if in.Gate != nil {
+		gate = *in.Gate
+	}
+	d := Decision{Gate: gate}
 	switch d.Gate.Action {
 	case ScalingDisabled:
 		c := scalingActive(corev1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
@@ -126,12 +166,24 @@ func Decide(in Input) Decision {
 	}
 	agg := Combine(in.Proposals, in.CurrentReplicas)
 	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
-	if !agg.Usable {
+	if in.Override != nil {
+		d.Override = in.Override(agg)
+	}
+	if !agg.Usable && d.Override == nil {
 		d.Failed = true
 		return d
 	}
 	desired, reason := max(agg.Replicas, 0), ""
+	if o := d.Override; o != nil {
+		if o.Hold {
+			d.Desired = in.CurrentReplicas
+			return d
+		}
+		desired = max(o.Replicas, 0)
+	}
 	switch {
+	case d.Override != nil && desired != in.CurrentReplicas:
+		reason = d.Override.Message
 	case desired > in.CurrentReplicas:
 		metric := ""
 		if agg.Replicas > 0 {
@@ -148,7 +200,7 @@ func Decide(in Input) Decision {
 	d.Outcome = &out
 	desired = out.Replicas
 	if in.CurrentReplicas == 0 && in.MinReplicas != 0 && in.ScaledToZero && desired < in.MinReplicas {
-		desired = in.MinReplicas
+		desired, d.FromZeroFloor = in.MinReplicas, true
 		if reason == "" {
 			reason = ReasonBelowMin
 		}

@@ -1,16 +1,11 @@
-// Command ebbflow is Ebbflow's user command: check and try rule files.
+// Command ebbflow is Ebbflow's user command: check and try rule files, and
+// explain the decisions of ebbflow-autoscaler.
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/ebbflow/ebbflow/cli"
 )
 
-func main() {
-	if err := cli.NewRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(cli.Main(cli.NewRootCommand())) }

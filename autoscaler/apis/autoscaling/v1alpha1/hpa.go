@@ -27,9 +27,25 @@ func ToHPASpec(in *AutoscalerSpec) autoscalingv2.HorizontalPodAutoscalerSpec {
 		ScaleTargetRef: in.ScaleTargetRef,
 		MinReplicas:    in.MinReplicas,
 		MaxReplicas:    in.MaxReplicas,
-		Metrics:        in.Metrics,
+		Metrics:        HPAMetrics(in.Metrics),
 		Behavior:       in.Behavior,
 	}
+}
+
+// HPAMetrics returns the HPA metric sources of metrics, in order, without
+// ebbflow's options and sources (a ClusterProportional metric is left out).
+// nil stays nil.
+func HPAMetrics(metrics []MetricSpec) []autoscalingv2.MetricSpec {
+	if metrics == nil {
+		return nil
+	}
+	out := make([]autoscalingv2.MetricSpec, 0, len(metrics))
+	for _, m := range metrics {
+		if m.Type != ClusterProportionalMetricSourceType {
+			out = append(out, m.MetricSpec)
+		}
+	}
+	return out
 }
 
 // FromHPASpec converts a HorizontalPodAutoscalerSpec to the equal
@@ -40,9 +56,20 @@ func FromHPASpec(in *autoscalingv2.HorizontalPodAutoscalerSpec) AutoscalerSpec {
 		ScaleTargetRef: in.ScaleTargetRef,
 		MinReplicas:    in.MinReplicas,
 		MaxReplicas:    in.MaxReplicas,
-		Metrics:        in.Metrics,
+		Metrics:        fromHPAMetrics(in.Metrics),
 		Behavior:       in.Behavior,
 	}
+}
+
+func fromHPAMetrics(metrics []autoscalingv2.MetricSpec) []MetricSpec {
+	if metrics == nil {
+		return nil
+	}
+	out := make([]MetricSpec, len(metrics))
+	for i, m := range metrics {
+		out[i] = MetricSpec{MetricSpec: m}
+	}
+	return out
 }
 
 // ToHPAStatus converts an AutoscalerStatus to the equal

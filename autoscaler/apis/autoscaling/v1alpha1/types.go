@@ -23,6 +23,8 @@ import (
 // +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.maxReplicas`,description="Upper replica limit"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.currentReplicas`,description="Replicas the target had at the last evaluation"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desiredReplicas`,description="Replicas last decided"
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,description="Scale writes are paused"
+// +kubebuilder:printcolumn:name="DryRun",type=boolean,JSONPath=`.spec.dryRun`,description="Decisions are recorded, never applied"
 // +kubebuilder:printcolumn:name="Metric",type=string,JSONPath=`.spec.metrics[0].type`,description="Type of the first metric (a column cannot list them all; see status.currentMetrics)",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Autoscaler struct {
@@ -43,10 +45,12 @@ type Autoscaler struct {
 	Status AutoscalerStatus `json:"status,omitempty"`
 }
 
-// AutoscalerSpec is field for field autoscaling/v2 HorizontalPodAutoscalerSpec
+// AutoscalerSpec has every field of autoscaling/v2 HorizontalPodAutoscalerSpec
 // (same names, types, JSON and defaults), so that an HPA spec can be pasted
-// unchanged. HPASpec and FromHPASpec convert without loss.
+// unchanged, and the extensions after them. HPASpec and FromHPASpec convert
+// the HPA fields without loss.
 //
+// +kubebuilder:validation:XValidation:rule="!(has(self.paused) && self.paused && has(self.dryRun) && self.dryRun)",message="paused and dryRun are exclusive: a paused autoscaler decides nothing to rehearse; set one of them",fieldPath=".dryRun",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=".maxReplicas",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".metrics",reason=FieldValueForbidden
 type AutoscalerSpec struct {
@@ -75,7 +79,8 @@ type AutoscalerSpec struct {
 	MaxReplicas int32 `json:"maxReplicas"`
 
 	// metrics are the metrics the desired replica count is computed from
-	// (the largest count over all metrics wins). If not set, the API server
+	// (the largest count over all metrics wins): the HPA's metric sources,
+	// and ClusterProportional. If not set, the API server
 	// sets the default, 80% average CPU utilization, as for an HPA. At most
 	// 100 (an HPA has no limit): the bound lets the API server afford the
 	// per-metric CEL rules.
@@ -83,24 +88,48 @@ type AutoscalerSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:default={{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}}
-	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external)",message="must populate the given metric source only (the field named by type: resource, containerResource, pods, object or external)"
+	// +kubebuilder:validation:items:XValidation:rule="(self.type == 'Resource') == has(self.resource) && (self.type == 'ContainerResource') == has(self.containerResource) && (self.type == 'Pods') == has(self.pods) && (self.type == 'Object') == has(self.object) && (self.type == 'External') == has(self.external) && (self.type == 'ClusterProportional') == has(self.clusterProportional)",message="must populate the given metric source only (the field named by type: resource, containerResource, pods, object, external or clusterProportional)"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.activation) && !has(self.treatMissingAs) || self.type == 'Object' || self.type == 'External'",message="activation and treatMissingAs apply to Object and External metrics only",reason=FieldValueForbidden
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.resource) || has(self.resource.target.averageUtilization) != has(self.resource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".resource.target"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.containerResource) || has(self.containerResource.target.averageUtilization) != has(self.containerResource.target.averageValue)",message="must set either a target raw value or a target utilization, not both",fieldPath=".containerResource.target"
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.pods) || has(self.pods.target.averageValue)",message="must specify a positive target averageValue",fieldPath=".pods.target.averageValue",reason=FieldValueRequired
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.object) || has(self.object.target.value) || has(self.object.target.averageValue)",message="must set either a target value or averageValue",fieldPath=".object.target",reason=FieldValueRequired
 	// +kubebuilder:validation:items:XValidation:rule="!has(self.external) || has(self.external.target.value) != has(self.external.target.averageValue)",message="must set either a target value for metric or a per-pod target, not both",fieldPath=".external.target"
-	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+	Metrics []MetricSpec `json:"metrics,omitempty"`
 
 	// behavior configures the scaling behavior of the target in both the up
 	// and the down direction (scaleUp and scaleDown). If not set, the
 	// default HPAScalingRules for scale up and scale down are used.
 	// +optional
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
+
+	// paused stops all writes to the target's scale. Metrics are still read
+	// and status, conditions and status.lastDecision still say what the
+	// autoscaler would do; on unpause it goes on from the target's current
+	// replicas through the normal behaviors.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// scaleToZero lets metrics with an activation threshold take the target
+	// to zero replicas and back (minReplicas 0 and at least one Object or
+	// External metric required).
+	// +optional
+	ScaleToZero *ScaleToZeroSpec `json:"scaleToZero,omitempty"`
+
+	// fallback says what to do when metrics are failed or stale.
+	// +optional
+	Fallback *FallbackSpec `json:"fallback,omitempty"`
+
+	// dryRun computes and records every decision (status, conditions,
+	// status.lastDecision, DryRunRescale events) but never writes the
+	// target's scale. Exclusive with paused.
+	// +optional
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
-// AutoscalerStatus is field for field autoscaling/v2
-// HorizontalPodAutoscalerStatus. FromHPAStatus and ToHPAStatus convert
-// without loss.
+// AutoscalerStatus has every field of autoscaling/v2
+// HorizontalPodAutoscalerStatus, and the decision record. FromHPAStatus and
+// ToHPAStatus convert the HPA fields without loss.
 type AutoscalerStatus struct {
 	// observedGeneration is the most recent generation observed by this
 	// autoscaler.
@@ -137,6 +166,12 @@ type AutoscalerStatus struct {
 	// +patchStrategy=merge
 	// +optional
 	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// lastDecision explains the last evaluation whose outcome differed from
+	// the one before, or the last one written with the status. Read it with
+	// `ebbflow explain`.
+	// +optional
+	LastDecision *DecisionRecord `json:"lastDecision,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.

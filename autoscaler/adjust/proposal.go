@@ -1,0 +1,292 @@
+package adjust
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/decision"
+)
+
+// Stages of the extensions that act on the proposal.
+const (
+	StageActivation = "Activation"
+	StageFallback   = "Fallback"
+)
+
+// ConditionFallback reports whether the fallback is active.
+const ConditionFallback autoscalingv2.HorizontalPodAutoscalerConditionType = "Fallback"
+
+// Defaults of the extensions' durations.
+const (
+	DefaultScaleToZeroAfter = 5 * time.Minute
+	DefaultFallbackAfter    = time.Minute
+)
+
+// FallbackPolicy is what the fallback does (see v1alpha1.FallbackPolicy).
+type FallbackPolicy string
+
+// Fallback policies.
+const (
+	FallbackHold     FallbackPolicy = "Hold"
+	FallbackReplicas FallbackPolicy = "Replicas"
+	FallbackAtLeast  FallbackPolicy = "AtLeast"
+)
+
+// Fallback configures the fallback; nil in Spec means none.
+type Fallback struct {
+	Policy   FallbackPolicy
+	Replicas int32
+	// After is how long a metric must be failed or stale (0: default).
+	After time.Duration
+	// MaxAge is the oldest a sample may be (0: not checked).
+	MaxAge time.Duration
+}
+
+// ScaleToZero configures scaling to zero; nil in Spec means none.
+type ScaleToZero struct {
+	// After is how long every metric must be idle (0: default).
+	After time.Duration
+}
+
+// MetricState is what the proposal extensions know of one metric.
+type MetricState struct {
+	// Name names the metric in conditions and records.
+	Name string
+	// Failed is true when the metric has no value (read error, no sample).
+	Failed bool
+	// Value is the metric's raw value in milli-units (an Object metric's
+	// value, the sum of an External metric's series), and HasValue whether
+	// there is one to compare with Activation.
+	Value    int64
+	HasValue bool
+	// Timestamp is the sample's timestamp (zero when unknown).
+	Timestamp time.Time
+	// Activation is the threshold in milli-units, when set.
+	Activation *int64
+}
+
+// State is what the proposal extensions remember between evaluations of one
+// object. The zero State is a fresh start.
+type State struct {
+	// BadSince maps a metric's name to when it was first seen failed or
+	// stale in the current run of bad evaluations.
+	BadSince map[string]time.Time
+	// IdleSince is when every metric was first seen idle (zero: not idle).
+	IdleSince time.Time
+	// FallbackActive is true while the fallback applies.
+	FallbackActive bool
+}
+
+// ProposalInput is what the proposal extensions read.
+type ProposalInput struct {
+	Spec            Spec
+	Now             time.Time
+	CurrentReplicas int32
+	MinReplicas     int32
+	Metrics         []MetricState
+	State           State
+}
+
+// ProposalResult is the outcome of the proposal extensions: the override
+// function for decision.Input.Override, the new state, conditions and
+// events.
+type ProposalResult struct {
+	// Override is nil when no proposal extension is set.
+	Override   func(decision.Aggregate) *decision.Override
+	State      State
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
+	Events     []Event
+	// FallbackActive mirrors State.FallbackActive (for the self-metric).
+	FallbackActive bool
+}
+
+// Wanted reports whether any proposal extension is set: a fallback, or a
+// metric with an activation. Without, Proposal is the identity.
+func (in ProposalInput) Wanted() bool {
+	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
+}
+
+// Proposal runs the extensions that act on the proposal, in order: fallback
+// (when a metric has been failed or stale for fallback.after), then
+// activation (scale to and from zero). It is pure.
+func Proposal(in ProposalInput) ProposalResult {
+	var res ProposalResult
+	if !in.Wanted() {
+		return res
+	}
+	fb := fallback(in, &res)
+	act := activation(in, &res)
+	if fb == nil && act == nil {
+		return res
+	}
+	res.Override = func(agg decision.Aggregate) *decision.Override {
+		if fb != nil {
+			return fb(agg)
+		}
+		return act(agg)
+	}
+	return res
+}
+
+// fallback tracks failed and stale metrics and, once one has been bad for
+// After, returns the override of the policy.
+func fallback(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *decision.Override {
+	f := in.Spec.Fallback
+	if f == nil {
+		return nil
+	}
+	after := f.After
+	if after <= 0 {
+		after = DefaultFallbackAfter
+	}
+	var due []string
+	for _, m := range in.Metrics {
+		bad, why := badness(m, f.MaxAge, in.Now)
+		if !bad {
+			continue
+		}
+		since, ok := in.State.BadSince[m.Name]
+		if !ok {
+			since = in.Now
+		}
+		if res.State.BadSince == nil {
+			res.State.BadSince = map[string]time.Time{}
+		}
+		res.State.BadSince[m.Name] = since
+		if !in.Now.Before(since.Add(after)) {
+			due = append(due, fmt.Sprintf("%s %s for %s", m.Name, why, in.Now.Sub(since).Round(time.Second)))
+		}
+	}
+	was := in.State.FallbackActive
+	res.State.FallbackActive = len(due) > 0
+	res.FallbackActive = res.State.FallbackActive
+	if len(due) == 0 {
+		res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
+		if was {
+			res.Events = append(res.Events, Event{Type: corev1.EventTypeNormal, Reason: "FallbackCleared",
+				Message: "every metric is available and fresh again; the normal algorithm applies"})
+		}
+		return nil
+	}
+	msg := fmt.Sprintf("fallback %s: %s", policyText(f), strings.Join(due, "; "))
+	res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
+	if !was {
+		res.Events = append(res.Events, Event{Type: corev1.EventTypeWarning, Reason: "FallbackActivated", Message: msg})
+	}
+	current := in.CurrentReplicas
+	return func(decision.Aggregate) *decision.Override {
+		o := &decision.Override{Stage: StageFallback, Message: msg}
+		switch f.Policy {
+		case FallbackReplicas:
+			o.Replicas = f.Replicas
+		case FallbackAtLeast:
+			o.Replicas = max(current, f.Replicas)
+		default:
+			o.Hold, o.Replicas = true, current
+		}
+		return o
+	}
+}
+
+func policyText(f *Fallback) string {
+	switch f.Policy {
+	case FallbackReplicas:
+		return fmt.Sprintf("to %d replicas", f.Replicas)
+	case FallbackAtLeast:
+		return fmt.Sprintf("to at least %d replicas", f.Replicas)
+	}
+	return "holds the current replicas"
+}
+
+// badness says whether a metric is failed or stale (its sample older than
+// maxAge at now).
+func badness(m MetricState, maxAge time.Duration, now time.Time) (bool, string) {
+	if m.Failed {
+		return true, "failed"
+	}
+	if maxAge > 0 && !m.Timestamp.IsZero() && now.Sub(m.Timestamp) > maxAge {
+		return true, fmt.Sprintf("stale (sample %s old)", now.Sub(m.Timestamp).Round(time.Second))
+	}
+	return false, ""
+}
+
+// activation applies the activation thresholds when scaling to zero is on
+// (minReplicas 0 and some metric has an activation): at zero replicas it
+// wakes the target (at least 1) as soon as a metric exceeds its activation
+// and otherwise keeps it at zero; above zero it never proposes zero until
+// every metric has been idle (at or below its activation, 0 by default) for
+// ScaleToZero.After, and then proposes zero, which the scale-down behavior
+// paces.
+func activation(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *decision.Override {
+	if in.MinReplicas != 0 || !hasActivation(in.Metrics) {
+		return nil
+	}
+	after := DefaultScaleToZeroAfter
+	if in.Spec.ScaleToZero != nil && in.Spec.ScaleToZero.After > 0 {
+		after = in.Spec.ScaleToZero.After
+	}
+	var active []string
+	idle := true
+	for _, m := range in.Metrics {
+		threshold := int64(0)
+		if m.Activation != nil {
+			threshold = *m.Activation
+		}
+		switch {
+		case !m.HasValue:
+			idle = false
+		case m.Value > threshold:
+			active = append(active, fmt.Sprintf("%s %s > activation %s", m.Name, milliText(m.Value), milliText(threshold)))
+			idle = false
+		}
+	}
+	if idle {
+		res.State.IdleSince = in.State.IdleSince
+		if res.State.IdleSince.IsZero() {
+			res.State.IdleSince = in.Now
+		}
+	}
+	current := in.CurrentReplicas
+	idleFor := in.Now.Sub(res.State.IdleSince)
+	return func(agg decision.Aggregate) *decision.Override {
+		switch {
+		case current == 0 && len(active) > 0:
+			return &decision.Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+				Message: "activated: " + strings.Join(active, ", ")}
+		case current == 0:
+			return &decision.Override{Stage: StageActivation, Replicas: 0,
+				Message: "every metric is at or below its activation: staying at zero"}
+		case idle && idleFor >= after:
+			return &decision.Override{Stage: StageActivation, Replicas: 0,
+				Message: fmt.Sprintf("every metric at or below its activation for %s (scaleToZero.after %s): scaling to zero", idleFor.Round(time.Second), after)}
+		case idle:
+			return &decision.Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+				Message: fmt.Sprintf("every metric at or below its activation for %s of %s: at least 1 replica", idleFor.Round(time.Second), after)}
+		case agg.Replicas < 1:
+			return &decision.Override{Stage: StageActivation, Replicas: 1,
+				Message: "a metric is above its activation: at least 1 replica"}
+		}
+		return nil
+	}
+}
+
+func hasActivation(ms []MetricState) bool {
+	for _, m := range ms {
+		if m.Activation != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// milliText prints a milli-value as a decimal.
+func milliText(v int64) string {
+	if v%1000 == 0 {
+		return fmt.Sprintf("%d", v/1000)
+	}
+	return fmt.Sprintf("%.3f", float64(v)/1000)
+}

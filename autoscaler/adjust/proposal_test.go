@@ -1,0 +1,194 @@
+package adjust
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/decision"
+)
+
+var t0 = time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+
+func milli(v int64) *int64 { return &v }
+
+// overrideOf runs Proposal and its override on an aggregate proposing
+// replicas.
+func overrideOf(t *testing.T, in ProposalInput, replicas int32) (*decision.Override, ProposalResult) {
+	t.Helper()
+	res := Proposal(in)
+	if res.Override == nil {
+		return nil, res
+	}
+	return res.Override(decision.Aggregate{Replicas: replicas, Usable: true}), res
+}
+
+func TestProposalNoExtensionIsIdentity(t *testing.T) {
+	res := Proposal(ProposalInput{Now: t0, CurrentReplicas: 3, MinReplicas: 0,
+		Metrics: []MetricState{{Name: "q", Value: 0, HasValue: true}, {Name: "x", Failed: true}}})
+	if res.Override != nil || len(res.Conditions) != 0 || len(res.Events) != 0 || res.FallbackActive {
+		t.Errorf("no extension set, got %+v", res)
+	}
+}
+
+func TestActivation(t *testing.T) {
+	q := func(v int64) MetricState {
+		return MetricState{Name: "queue", Value: v * 1000, HasValue: true, Activation: milli(5000)}
+	}
+	tests := []struct {
+		name      string
+		current   int32
+		min       int32
+		metric    MetricState
+		idleSince time.Time
+		proposal  int32
+		want      *decision.Override // nil: upstream decides
+		wantIdle  bool
+	}{
+		{"at zero, above activation: wake to at least 1", 0, 0, q(6), time.Time{}, 0,
+			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+		{"at zero, above activation with a larger proposal: keep it", 0, 0, q(60), time.Time{}, 4,
+			&decision.Override{Stage: StageActivation, Replicas: 4}, false},
+		{"at zero, value between 0 and activation: stay at zero", 0, 0, q(3), time.Time{}, 1,
+			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+		{"at zero, exactly at activation: stay at zero", 0, 0, q(5), time.Time{}, 1,
+			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+		{"running, idle for less than after: at least 1", 3, 0, q(0), t0.Add(-4 * time.Minute), 0,
+			&decision.Override{Stage: StageActivation, Replicas: 1}, true},
+		{"running, idle for exactly after: propose zero", 3, 0, q(0), t0.Add(-5 * time.Minute), 2,
+			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+		{"running, idle just under after", 3, 0, q(0), t0.Add(-5*time.Minute + time.Second), 0,
+			&decision.Override{Stage: StageActivation, Replicas: 1}, true},
+		{"running, active, upstream proposes 0: floor at 1", 3, 0, q(6), time.Time{}, 0,
+			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+		{"running, active, upstream proposes more: upstream decides", 3, 0, q(60), time.Time{}, 7, nil, false},
+		{"failed metric is neither idle nor active", 3, 0, MetricState{Name: "queue", Failed: true, Activation: milli(5000)}, time.Time{}, 0,
+			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := ProposalInput{Spec: Spec{ScaleToZero: &ScaleToZero{After: 5 * time.Minute}}, Now: t0,
+				CurrentReplicas: tc.current, MinReplicas: tc.min, Metrics: []MetricState{tc.metric}, State: State{IdleSince: tc.idleSince}}
+			got, res := overrideOf(t, in, tc.proposal)
+			switch {
+			case tc.want == nil && got != nil:
+				t.Errorf("override %+v, want none", got)
+			case tc.want != nil && (got == nil || got.Replicas != tc.want.Replicas || got.Stage != tc.want.Stage || got.Hold):
+				t.Errorf("override %+v, want %+v", got, tc.want)
+			}
+			if idle := !res.State.IdleSince.IsZero(); idle != tc.wantIdle {
+				t.Errorf("idle since %v, want idle %v", res.State.IdleSince, tc.wantIdle)
+			}
+			if tc.wantIdle && !tc.idleSince.IsZero() && !res.State.IdleSince.Equal(tc.idleSince) {
+				t.Errorf("idle since moved from %v to %v", tc.idleSince, res.State.IdleSince)
+			}
+			if got != nil && got.Message == "" {
+				t.Error("override without a message")
+			}
+		})
+	}
+	t.Run("activated message names the metric", func(t *testing.T) {
+		in := ProposalInput{Now: t0, Metrics: []MetricState{q(6)}}
+		got, _ := overrideOf(t, in, 0)
+		if got == nil || !strings.Contains(got.Message, "queue 6 > activation 5") {
+			t.Errorf("override %+v", got)
+		}
+	})
+	t.Run("minReplicas above zero: no activation", func(t *testing.T) {
+		if got, _ := overrideOf(t, ProposalInput{Now: t0, CurrentReplicas: 2, MinReplicas: 1, Metrics: []MetricState{q(0)}}, 0); got != nil {
+			t.Errorf("override %+v", got)
+		}
+	})
+}
+
+func TestFallback(t *testing.T) {
+	ok := MetricState{Name: "rps", Value: 10, HasValue: true, Timestamp: t0.Add(-10 * time.Second)}
+	failed := MetricState{Name: "queue", Failed: true}
+	stale := func(age time.Duration) MetricState {
+		return MetricState{Name: "queue", Value: 3000, HasValue: true, Timestamp: t0.Add(-age)}
+	}
+	replicas := &Fallback{Policy: FallbackReplicas, Replicas: 5, After: time.Minute, MaxAge: 2 * time.Minute}
+	tests := []struct {
+		name       string
+		f          *Fallback
+		current    int32
+		metrics    []MetricState
+		badSince   time.Time
+		wasActive  bool
+		proposal   int32
+		wantActive bool
+		want       *decision.Override
+		wantEvent  string
+	}{
+		{"healthy: upstream decides", replicas, 3, []MetricState{ok}, time.Time{}, false, 3, false, nil, ""},
+		{"failed for less than after: upstream rules", replicas, 3, []MetricState{ok, failed}, t0.Add(-59 * time.Second), false, 1, false, nil, ""},
+		{"failed for exactly after: Replicas", replicas, 3, []MetricState{ok, failed}, t0.Add(-time.Minute), false, 1, true,
+			&decision.Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
+		{"first failure starts the clock", replicas, 3, []MetricState{failed}, time.Time{}, false, 1, false, nil, ""},
+		{"stale exactly maxAge is fresh", replicas, 3, []MetricState{stale(2 * time.Minute)}, t0.Add(-time.Hour), false, 3, false, nil, ""},
+		{"stale past maxAge for after", replicas, 3, []MetricState{stale(2*time.Minute + time.Second)}, t0.Add(-time.Minute), false, 3, true,
+			&decision.Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
+		{"Hold keeps the current replicas", &Fallback{Policy: FallbackHold}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&decision.Override{Stage: StageFallback, Hold: true, Replicas: 4}, ""},
+		{"AtLeast below current keeps current", &Fallback{Policy: FallbackAtLeast, Replicas: 2}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&decision.Override{Stage: StageFallback, Replicas: 4}, ""},
+		{"AtLeast above current", &Fallback{Policy: FallbackAtLeast, Replicas: 6}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&decision.Override{Stage: StageFallback, Replicas: 6}, ""},
+		{"recovered: cleared event, upstream decides", replicas, 5, []MetricState{ok}, time.Time{}, true, 3, false, nil, "FallbackCleared"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := State{BadSince: map[string]time.Time{}, FallbackActive: tc.wasActive}
+			if !tc.badSince.IsZero() {
+				st.BadSince["queue"] = tc.badSince
+			}
+			in := ProposalInput{Spec: Spec{Fallback: tc.f}, Now: t0, CurrentReplicas: tc.current, MinReplicas: 1, Metrics: tc.metrics, State: st}
+			got, res := overrideOf(t, in, tc.proposal)
+			if tc.want == nil && got != nil || tc.want != nil && (got == nil || got.Replicas != tc.want.Replicas || got.Hold != tc.want.Hold || got.Stage != tc.want.Stage) {
+				t.Errorf("override %+v, want %+v", got, tc.want)
+			}
+			if res.FallbackActive != tc.wantActive {
+				t.Errorf("active %v, want %v", res.FallbackActive, tc.wantActive)
+			}
+			var cond string
+			for _, c := range res.Conditions {
+				if c.Type == ConditionFallback {
+					cond = string(c.Status)
+					if tc.wantActive && !strings.Contains(c.Message, "queue") {
+						t.Errorf("condition does not name the metric: %q", c.Message)
+					}
+				}
+			}
+			if want := map[bool]string{true: string(corev1.ConditionTrue), false: string(corev1.ConditionFalse)}[tc.wantActive]; cond != want {
+				t.Errorf("Fallback condition %q, want %q", cond, want)
+			}
+			var events []string
+			for _, e := range res.Events {
+				events = append(events, e.Reason)
+			}
+			if strings.Join(events, ",") != tc.wantEvent {
+				t.Errorf("events %v, want %q", events, tc.wantEvent)
+			}
+			for _, m := range tc.metrics {
+				_, tracked := res.State.BadSince[m.Name]
+				bad, _ := badness(m, tc.f.MaxAge, t0)
+				if tracked != bad {
+					t.Errorf("metric %s tracked %v, bad %v", m.Name, tracked, bad)
+				}
+			}
+		})
+	}
+}
+
+// Fallback wins over activation while it applies.
+func TestFallbackBeforeActivation(t *testing.T) {
+	in := ProposalInput{Spec: Spec{Fallback: &Fallback{Policy: FallbackReplicas, Replicas: 3}}, Now: t0, CurrentReplicas: 0, MinReplicas: 0,
+		Metrics: []MetricState{{Name: "queue", Failed: true, Activation: milli(1000)}},
+		State:   State{BadSince: map[string]time.Time{"queue": t0.Add(-time.Hour)}}}
+	got, _ := overrideOf(t, in, 0)
+	if got == nil || got.Stage != StageFallback || got.Replicas != 3 {
+		t.Errorf("override %+v", got)
+	}
+}
