@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -17,4 +18,11 @@ var promqlParser = parser.NewParser(parser.Options{
 // position in query as line:column.
 func ParsePromQL(query string) (parser.Expr, error) {
 	return promqlParser.ParseExpr(query)
+}
+
+// ParseSeriesSelector parses a seriesQuery (a series selector such as
+// `{__name__=~"^http_.*",pod!=""}` or `up{job="x"}`) with Prometheus' parser into
+// its label matchers, the metric name as a __name__ matcher.
+func ParseSeriesSelector(selector string) ([]*labels.Matcher, error) {
+	return promqlParser.ParseMetricSelector(selector)
 }

@@ -40,7 +40,7 @@ func (g GroupResource) Normalize(mapper meta.RESTMapper) (schema.GroupResource, 
 // fail), and a non-positive resourceRules.window. Files prometheus-adapter accepts
 // otherwise are accepted; see Warnings for findings that do not fail validation.
 //
-// Checks of a discovery rule: seriesQuery not empty; each seriesFilters entry has
+// Checks of a discovery rule: seriesQuery not empty and a series selector Prometheus' parser accepts; each seriesFilters entry has
 // exactly one of is and isNot, a valid RE2 expression; name.matches is RE2; name.as is
 // set when name.matches has more than one capture group, and refers only to groups that
 // exist; resources.template parses, runs, and uses .Resource; every override names a
@@ -84,6 +84,8 @@ func checkDiscoveryRule(r DiscoveryRule, list string, index int, external bool, 
 	p := &problems{rule: r.Describe(list, index)}
 	if strings.TrimSpace(r.SeriesQuery) == "" {
 		p.add("seriesQuery", "must not be empty")
+	} else if _, err := ParseSeriesSelector(r.SeriesQuery); err != nil {
+		p.add("seriesQuery", "is not a series selector Prometheus accepts: %v", err)
 	}
 	for i, f := range r.SeriesFilters {
 		checkFilter(p, fmt.Sprintf("seriesFilters[%d]", i), f)
