@@ -96,6 +96,9 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	}
 	disc.SetRules(c.rules.Rules)
 	logRuleSet(logger, c.rules)
+	for _, note := range o.Transport.Ignored() {
+		logger.Info("Prometheus connection option ignored", "reason", note)
+	}
 
 	restConfig, err := o.Base.ClientConfig()
 	if err != nil {
