@@ -6,10 +6,10 @@ CACHE := .cache
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
-UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./test/simulator/... ./test/proc/...
+UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests all build test test-unit test-integration test-e2e fuzz bench demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-reaction demo verify deps tools clean
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
-test: verify verify-manifests test-unit test-integration test-e2e
+test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 
 ## test-unit: unit tests with the race detector; fuzz targets run their seed corpus
 test-unit:
@@ -41,6 +41,10 @@ fuzz:
 bench:
 	hack/bench.sh
 
+## bench-reaction: ClusterProportional reaction time on the local cluster (node added/deleted → /scale written; EBBFLOW_REACTION_EVENTS=30)
+bench-reaction:
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m -run '^$$' -bench '^BenchmarkProportionalReaction$$' -benchtime 1x ./test/e2e/
+
 ## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
 DEMO_FLAGS ?=
 demo:
@@ -48,7 +52,7 @@ demo:
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus, ebbflow-adapter
 test-e2e:
-	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m ./test/cluster/... ./test/e2e/...
+	hack/build-tools.sh && hack/build-tools.sh helm && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m ./test/cluster/... ./test/e2e/...
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen
@@ -71,6 +75,12 @@ verify-manifests:
 	  [ -f $$base/kustomization.yaml ] || continue; \
 	  echo "kustomize build $$base"; $$kustomize build $$base > /dev/null || exit 1; \
 	done
+
+## verify-chart: helm lint and the chart tests (value sets, parity with manifests/, prometheus-adapter values); Helm pinned in hack/tools/helm
+verify-chart:
+	@helm=$$(hack/build-tools.sh --print-paths helm kustomize | sed -n 's/^HELM=//p') && [ -n "$$helm" ] || exit 1; \
+	echo "helm lint --strict charts/ebbflow"; $$helm lint --strict charts/ebbflow
+	$(GO) test -count=1 ./test/chart/...
 
 ## deps: system packages the tests need (Prometheus from Debian)
 deps:

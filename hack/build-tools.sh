@@ -28,7 +28,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler)
+EXTRA_TOOLS=(kube-scheduler helm)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -77,6 +77,11 @@ describe() {
   kustomize)
     MOD=kustomize MODPATH=sigs.k8s.io/kustomize/kustomize/v5 VERSION="${KUSTOMIZE_VERSION}"
     PKGS=(sigs.k8s.io/kustomize/kustomize/v5) BINS=(kustomize) ESTIMATE="~1 min"
+    ;;
+  helm)
+    MOD=helm MODPATH=helm.sh/helm/v3 VERSION="${HELM_VERSION}"
+    PKGS=(helm.sh/helm/v3/cmd/helm) BINS=(helm) ESTIMATE="~2-4 min"
+    LDX="-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"

@@ -8,6 +8,7 @@
 #                                                   (kube_codegen.sh gen_client --with-watch)
 #   manifests/autoscaler/crd/*.yaml                 controller-gen, then the schema patch
 #                                                   manifests/autoscaler/crd-schema-patch.yaml
+#   charts/ebbflow/files/crds/*.yaml                a copy of the CRD for the Helm chart
 #
 #   hack/update-codegen.sh
 #
@@ -29,6 +30,7 @@ GENERATED_DIR=autoscaler/generated
 CRD_DIR=manifests/autoscaler/crd
 CRD_FILE=autoscaling.ebbflow.dev_autoscalers.yaml
 SCHEMA_PATCH=manifests/autoscaler/crd-schema-patch.yaml
+CHART_CRD_DIR=charts/ebbflow/files/crds
 BOILERPLATE=hack/boilerplate.go.txt
 
 log() { printf '%s\n' "$*" >&2; }
@@ -93,5 +95,8 @@ mkdir -p "${CRD_DIR}"
   echo "---"
   "${KUSTOMIZE}" build "${tmp}/patched"
 } >"${CRD_DIR}/${CRD_FILE}"
+# The Helm chart ships the same file (its template adds labels and annotations).
+mkdir -p "${CHART_CRD_DIR}"
+cp "${CRD_DIR}/${CRD_FILE}" "${CHART_CRD_DIR}/${CRD_FILE}"
 
 log "done"

@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "${ROOT}"
 
 # What hack/update-codegen.sh writes.
-GENERATED=(autoscaler/apis autoscaler/generated manifests/autoscaler/crd)
+GENERATED=(autoscaler/apis autoscaler/generated manifests/autoscaler/crd charts/ebbflow/files/crds)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "${tmp}"' EXIT

@@ -84,7 +84,7 @@ func TestDryRunAnnotation(t *testing.T) {
 	}
 	r := recs[0]
 	if r.Outcome != v1alpha1.OutcomeWouldScale || r.DesiredReplicas != 4 || r.Scaled || r.NotScaledReason != "dry run" ||
-		len(r.Steps) != 1 || r.Steps[0].Stage != "DryRun" || r.WinningMetric != "pods metric qps" {
+		len(r.Steps) != 1 || r.Steps[0].Stage != "DryRun" || r.WinningMetric != "qps" {
 		t.Errorf("record = %+v", r)
 	}
 

@@ -45,7 +45,7 @@ func (ev *evaluation) observeProportional() []proportionalReading {
 	srcs := ev.obj.Proportional
 	var u usage
 	out := make([]proportionalReading, len(srcs))
-	var problems []string
+	sels := make([]labels.Selector, len(srcs))
 	for i, src := range srcs {
 		out[i].src = src
 		sel, err := selectorOf(&src.Source)
@@ -53,10 +53,23 @@ func (ev *evaluation) observeProportional() []proportionalReading {
 			out[i].err = fmt.Errorf("invalid nodeSelector: %w", err)
 			continue
 		}
+		sels[i] = sel
 		u.selectors = append(u.selectors, sel)
 		if ref := src.Source.ConfigMapRef; ref != nil {
 			u.configMaps = append(u.configMaps, ev.obj.Namespace+"/"+ref.Name)
 		}
+	}
+	// Depend first, read second: a node or ConfigMap event after the
+	// reads below finds this object among the dependants and evaluates it
+	// again (read first, an event between the reads and use was lost until
+	// the next sync period, and a new selector's nodes were counted twice).
+	ev.c.cluster.use(ev.key, u)
+	var problems []string
+	for i, src := range srcs {
+		if out[i].err != nil {
+			continue
+		}
+		sel := sels[i]
 		var problem string
 		out[i].params, problem, out[i].err = ev.proportionalParams(src)
 		if problem != "" {
@@ -66,7 +79,6 @@ func (ev *evaluation) observeProportional() []proportionalReading {
 			out[i].size, out[i].err = ev.c.cluster.size(sel)
 		}
 	}
-	ev.c.cluster.use(ev.key, u)
 	ev.proportionalCondition(srcs, problems)
 	return out
 }

@@ -56,7 +56,8 @@ type Input struct {
 type Metric struct {
 	Reading   decision.Reading
 	Evaluated decision.Evaluated
-	// Name and Reason, when set, replace the name derived from the spec and
+	// Name and Reason, when set, replace the name derived from the spec (see
+	// MetricName) and
 	// the reason of the calculation (sources that are not HPA metrics).
 	Name, Reason string
 }
@@ -92,6 +93,9 @@ func build(in Input, whole bool) v1alpha1.DecisionRecord {
 	if d.Aggregate != nil && d.Aggregate.Usable {
 		p := d.Aggregate.Replicas
 		rec.Proposal, rec.WinningMetric = &p, cut(d.Aggregate.Metric)
+		if w := winner(in); w != nil {
+			rec.WinningMetric = metricName(*w)
+		}
 	}
 	rec.Steps = steps(in, whole)
 	if len(rec.Steps) > v1alpha1.MaxRecordedSteps {
@@ -127,10 +131,7 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 
 func metricRecord(m Metric) v1alpha1.MetricRecord {
 	spec := m.Reading.Spec
-	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: MetricName(spec)}
-	if m.Name != "" {
-		r.Name = cut(m.Name)
-	}
+	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: metricName(m)}
 	if !m.Reading.Timestamp.IsZero() {
 		t := metav1.NewTime(m.Reading.Timestamp)
 		r.Timestamp = &t
@@ -147,6 +148,14 @@ func metricRecord(m Metric) v1alpha1.MetricRecord {
 	r.TargetType, r.Target = target(spec)
 	r.Value = value(m.Evaluated.Status, r.TargetType)
 	return r
+}
+
+// metricName names a metric of a record: its own Name, or MetricName.
+func metricName(m Metric) string {
+	if m.Name != "" {
+		return cut(m.Name)
+	}
+	return cut(MetricName(m.Reading.Spec))
 }
 
 // MetricName names a metric in records and messages: the metric's name, or

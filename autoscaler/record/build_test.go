@@ -89,9 +89,9 @@ func TestBuildLimitingCauses(t *testing.T) {
 		wantWinner  string
 	}{
 		{"within range: no step", scenario{current: 2, min: 1, max: 10, values: []int64{20}, targets: []string{"10"}},
-			nil, 4, v1alpha1.OutcomeScaledUp, "external metric m0(nil)"},
+			nil, 4, v1alpha1.OutcomeScaledUp, "m0"},
 		{"tolerance keeps current", scenario{current: 4, min: 1, max: 10, values: []int64{21}, targets: []string{"20"}},
-			[]string{StageTolerance}, 4, v1alpha1.OutcomeUnchanged, "external metric m0(nil)"},
+			[]string{StageTolerance}, 4, v1alpha1.OutcomeUnchanged, "m0"},
 		{"max replicas", scenario{current: 4, min: 1, max: 5, values: []int64{80}, targets: []string{"10"}},
 			[]string{StageMaxReplicas}, 5, v1alpha1.OutcomeScaledUp, ""},
 		{"fixed scale-up limit max(2x,4)", scenario{current: 2, min: 1, max: 100, values: []int64{200}, targets: []string{"10"}},
@@ -121,7 +121,7 @@ func TestBuildLimitingCauses(t *testing.T) {
 		{"zero replicas, not scaled to zero by us: disabled", scenario{current: 0, min: 1, max: 10, values: []int64{40}, targets: []string{"10"}},
 			[]string{StageScalingDisabled}, 0, v1alpha1.OutcomeUnchanged, ""},
 		{"the larger proposal wins", scenario{current: 4, min: 1, max: 10, values: []int64{15, 20}, targets: []string{"10", "10"}},
-			nil, 8, v1alpha1.OutcomeScaledUp, "external metric m1(nil)"},
+			nil, 8, v1alpha1.OutcomeScaledUp, "m1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

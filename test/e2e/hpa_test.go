@@ -152,7 +152,7 @@ func runSimulator(t *testing.T, services ...simulator.Service) {
 }
 
 // newNamespace creates a namespace for one test and deletes it afterwards.
-func newNamespace(t *testing.T, prefix string) string {
+func newNamespace(t testing.TB, prefix string) string {
 	t.Helper()
 	ns, err := env().Client().CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})

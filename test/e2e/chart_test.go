@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// chartNamespace receives the chart's namespaced objects (dry run only).
+const chartNamespace = "e2e-chart"
+
+// TestChartServerSideDryRun renders charts/ebbflow with several value sets and
+// applies every object with server-side apply in dry-run mode, so that
+// kube-apiserver validates each against its schema (built-in kinds, the
+// APIService and the CRD's own definition) and admission, without creating
+// anything. Value sets that need cert-manager's or the Prometheus Operator's CRDs
+// are left to test/chart's render checks: those CRDs are not in this cluster.
+func TestChartServerSideDryRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := env()
+	if _, err := c.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	helm := helmPath(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"defaults", nil},
+		// Without the APIServices: applied onto the suite's own, which carry a
+		// caBundle owned by another field manager, insecureSkipTLSVerify would be
+		// merged next to it and rejected. Their spec is the kustomize base's
+		// (test/chart checks that).
+		{"insecure-tls", []string{"--set", "tls.generate=false", "--set", "adapter.apiService.create=false"}},
+		{"autoscaler-only", []string{"--values", "test/chart/testdata/values-autoscaler-only.yaml"}},
+		{"adapter-only", []string{"--values", "test/chart/testdata/values-adapter-only.yaml"}},
+		{"prometheus-auth", []string{"--values", "test/chart/testdata/values-prometheus-auth.yaml"}},
+		{"full", []string{"--values", "test/chart/testdata/values-full.yaml", "--set", "serviceMonitor.enabled=false"}},
+		{"prometheus-adapter-rules", []string{"--values", "test/chart/testdata/prometheus-adapter-rules-examples.yaml", "--set", "adapter.resourceMetrics.enabled=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest := renderChart(t, helm, tc.args...)
+			out, err := dryRunApply(ctx, t, manifest)
+			if err != nil {
+				t.Fatalf("server-side dry run: %v\n%s", err, out)
+			}
+			applied := strings.Count(out, "(server dry run)")
+			if want := countDocs(manifest); applied != want || want == 0 {
+				t.Errorf("%d of %d objects applied in dry run:\n%s", applied, want, out)
+			}
+		})
+	}
+	// The check can fail: an object kube-apiserver rejects is reported.
+	manifest := renderChart(t, helm, "--set", "autoscaler.replicas=-1")
+	if out, err := dryRunApply(ctx, t, manifest); err == nil || !strings.Contains(out, "spec.replicas") {
+		t.Errorf("a Deployment with replicas -1 passed the dry run (err %v):\n%s", err, out)
+	}
+}
+
+// helmPath returns the pinned Helm of hack/build-tools.sh (built on first use).
+func helmPath(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRootDir(t), "hack", "build-tools.sh"), "--print-paths", "helm")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/build-tools.sh --print-paths helm: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "HELM="); ok {
+			return v
+		}
+	}
+	t.Fatal("hack/build-tools.sh printed no HELM")
+	return ""
+}
+
+// helmEnv keeps Helm's cache, configuration and data out of the user's home.
+func helmEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+}
+
+func repoRootDir(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// renderChart runs helm template in the repository root and returns the path
+// of the rendered manifest.
+func renderChart(t *testing.T, helm string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(helm, append([]string{"template", "ebbflow", "charts/ebbflow", "--namespace", chartNamespace}, args...)...)
+	cmd.Dir = repoRootDir(t)
+	cmd.Env = helmEnv(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	path := filepath.Join(t.TempDir(), "chart.yaml")
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// dryRunApply applies a manifest with server-side apply, dry run, as the
+// cluster admin; it returns kubectl's combined output.
+func dryRunApply(ctx context.Context, t *testing.T, manifest string) (string, error) {
+	t.Helper()
+	c := env()
+	cmd := exec.CommandContext(ctx, c.Kubectl(), "--kubeconfig", c.AdminKubeconfig(), "apply",
+		"--server-side", "--dry-run=server", "--force-conflicts", "--field-manager=ebbflow-chart-e2e", "-f", manifest)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl apply: %w", err)
+	}
+	return string(out), nil
+}
+
+// countDocs counts the objects of a rendered manifest.
+func countDocs(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, doc := range strings.Split(string(data), "\n---") {
+		for _, line := range strings.Split(doc, "\n") {
+			if strings.HasPrefix(line, "kind: ") {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
