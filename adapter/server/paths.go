@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -68,7 +68,7 @@ func checkMetricsPath(w http.ResponseWriter, mp metricsPath) bool {
 		}
 	}
 	if mp.name != "" && mp.name != "*" {
-		errs := path.IsValidPathSegmentName(mp.name)
+		errs := content.IsPathSegmentName(mp.name)
 		if len(mp.name) > maxObjectNameLength {
 			errs = append(errs, fmt.Sprintf("must be no more than %d bytes", maxObjectNameLength))
 		}

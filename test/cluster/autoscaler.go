@@ -1,12 +1,9 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,9 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 )
 
 // Autoscaler is the component name of ebbflow-autoscaler for LogTail.
@@ -222,33 +217,6 @@ func (c *Cluster) installAutoscalerObjects(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// readObjects decodes the YAML documents of a manifest file.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(doc, &m); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", path, err)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
 }
 
 // apply creates obj or replaces the existing object's content with it.
