@@ -13,7 +13,7 @@ INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/.
 
 all: build
 
-## build: compile ebbflow-adapter, ebbflow-autoscaler (when present) and ebbflow into bin/
+## build: compile ebbflow-adapter, ebbflow-autoscaler, ebbflow and the kubectl plugin kubectl-ebbflow (./cmd/...) into bin/
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...

@@ -37,7 +37,7 @@ built-in Kubernetes resources and prints all problems at once, then any warnings
 			custom, external := set.Counts()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d custom rules, %d external rules", args[0], custom, external)
 			if set.Config.ResourceRules != nil {
-				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (not served yet)")
+				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (metrics.k8s.io)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
 			return nil

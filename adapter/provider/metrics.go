@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +20,16 @@ func newAPIMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
 		}, []string{"group", "outcome"}),
 	}
 	if err := reg.Register(m.requests); err != nil {
-		return nil, err
+		// The custom/external and the resource providers share the histogram.
+		var are prometheus.AlreadyRegisteredError
+		existing, ok := (*prometheus.HistogramVec)(nil), false
+		if errors.As(err, &are) {
+			existing, ok = are.ExistingCollector.(*prometheus.HistogramVec)
+		}
+		if !ok {
+			return nil, err
+		}
+		m.requests = existing
 	}
 	return m, nil
 }

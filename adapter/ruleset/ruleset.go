@@ -22,6 +22,8 @@ type Set struct {
 	Config *config.Config
 	// Rules are the custom rules, then the external rules, in file order.
 	Rules []*naming.Rule
+	// Resource are the compiled resourceRules; nil when the file has none.
+	Resource *naming.ResourceRules
 	// Warnings are findings that do not make the file invalid.
 	Warnings []config.FieldError
 	// Hash identifies the file content (sha256, hex).
@@ -54,6 +56,13 @@ func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
 			return nil, fmt.Errorf("%s: %w", r.Describe("externalRules", i), err)
 		}
 		set.Rules = append(set.Rules, c)
+	}
+	if cfg.ResourceRules != nil {
+		rr, err := naming.CompileResourceRules(*cfg.ResourceRules, mapper)
+		if err != nil {
+			return nil, err
+		}
+		set.Resource = rr
 	}
 	return set, nil
 }

@@ -128,9 +128,22 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if external > 0 {
 		o.Base.WithExternalMetrics(prov)
 	}
-	if custom == 0 && external == 0 {
-		return errors.New("the rule file has neither rules nor externalRules: nothing to serve")
+	var resAPI *resourceAPI
+	if c.rules.Resource != nil {
+		resProv, err := provider.NewResource(provider.ResourceOptions{
+			Prom: guard, NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+		}, c.rules.Resource)
+		if err != nil {
+			return err
+		}
+		if resAPI, err = newResourceAPI(lister, resProv, restConfig); err != nil {
+			return err
+		}
 	}
+	if custom == 0 && external == 0 && resAPI == nil {
+		return errors.New("the rule file has neither rules, externalRules nor resourceRules: nothing to serve")
+	}
+	o.setOpenAPI(custom > 0, external > 0, resAPI != nil)
 	apiConfig, err := o.Base.Config()
 	if err != nil {
 		return err
@@ -139,6 +152,11 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	srv, err := o.Base.Server()
 	if err != nil {
 		return err
+	}
+	if resAPI != nil {
+		if err := resAPI.install(ctx, srv.GenericAPIServer, o.PrometheusTimeout); err != nil {
+			return err
+		}
 	}
 	if err := srv.GenericAPIServer.AddReadyzChecks(healthz.NamedCheck("metric-discovery", func(_ *http.Request) error {
 		if !disc.Synced() {
@@ -152,6 +170,9 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if resAPI != nil {
+		reload.resource = resAPI.provider
+	}
 	go disc.Run(ctx, o.RelistInterval)
 	go reload.run(ctx, o.ConfigCheckInterval)
 	return srv.GenericAPIServer.PrepareRun().RunWithContext(ctx)
@@ -164,7 +185,7 @@ func logRuleSet(logger klog.Logger, set *ruleset.Set) {
 	for _, w := range set.Warnings {
 		logger.Info("Rule file warning", "warning", w.Error())
 	}
-	if set.Config.ResourceRules != nil {
-		logger.Info("resourceRules are validated but not served yet: metrics.k8s.io support arrives in a later release")
+	if set.Resource != nil {
+		logger.Info("Loaded resourceRules", "window", set.Resource.Window)
 	}
 }

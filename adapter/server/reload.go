@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -25,6 +26,8 @@ type reloader struct {
 	rejected string // hash of the last file rejected, not to log it again
 	mapper   meta.RESTMapper
 	disc     *discovery.Discoverer
+	// resource receives the resource rules when metrics.k8s.io is served; nil if not.
+	resource resourceRulesSetter
 
 	reloads    *prometheus.CounterVec
 	lastOK     prometheus.Gauge
@@ -94,6 +97,7 @@ func (r *reloader) check(ctx context.Context) bool {
 	}
 	r.current, r.rejected = hash, ""
 	r.disc.SetRules(set.Rules)
+	r.setResourceRules(logger, set)
 	r.reloads.WithLabelValues("success").Inc()
 	r.lastOK.Set(1)
 	r.lastChange.SetToCurrentTime()
@@ -102,4 +106,25 @@ func (r *reloader) check(ctx context.Context) bool {
 		logger.Error(err, "Discovery after reload failed; retrying at the next relist")
 	}
 	return true
+}
+
+// resourceRulesSetter is what the reloader needs of the metrics.k8s.io provider.
+type resourceRulesSetter interface {
+	SetRules(*naming.ResourceRules)
+}
+
+// setResourceRules puts the new file's resourceRules in service. As for the other
+// groups, metrics.k8s.io is served or not from the start: a reload that adds
+// resourceRules needs a restart, and one that removes them leaves every pod and node
+// without metrics.
+func (r *reloader) setResourceRules(logger klog.Logger, set *ruleset.Set) {
+	switch {
+	case r.resource != nil:
+		r.resource.SetRules(set.Resource)
+		if set.Resource == nil {
+			logger.Info("resourceRules removed: metrics.k8s.io now answers without metrics until they are restored")
+		}
+	case set.Resource != nil:
+		logger.Info("resourceRules added: restart the adapter to serve metrics.k8s.io")
+	}
 }

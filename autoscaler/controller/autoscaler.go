@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -52,6 +54,7 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		Extensions:            extensionsOf(&a.Spec),
 		MetricOptions:         metricOptionsOf(a.Spec.Metrics),
 		Proportional:          proportionalOf(a.Spec.Metrics),
+		ProportionalStatus:    proportionalStatusOf(a.Status.CurrentMetrics),
 		LastDecision:          a.Status.LastDecision,
 		LastDecisionSignature: record.Signature(a.Status.LastDecision),
 		Source:                a,
@@ -62,6 +65,7 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (string, error) {
 	a := obj.Source.(*v1alpha1.Autoscaler).DeepCopy()
 	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
+	a.Status.CurrentMetrics = withProportional(a.Status.CurrentMetrics, obj.ProportionalStatus)
 	a.Status.LastDecision = obj.LastDecision.DeepCopy()
 	updated, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
 	if err != nil {
@@ -124,6 +128,46 @@ func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
 	for i, m := range metrics {
 		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
 			out = append(out, ProportionalSource{Index: i, Source: *m.ClusterProportional})
+		}
+	}
+	return out
+}
+
+// proportionalStatusOf returns the ClusterProportional entries of
+// currentMetrics by index.
+func proportionalStatusOf(ms []v1alpha1.MetricStatus) map[int]v1alpha1.ClusterProportionalStatus {
+	var out map[int]v1alpha1.ClusterProportionalStatus
+	for i, m := range ms {
+		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
+			if out == nil {
+				out = map[int]v1alpha1.ClusterProportionalStatus{}
+			}
+			out[i] = *m.ClusterProportional
+		}
+	}
+	return out
+}
+
+// withProportional inserts the ClusterProportional entries at their indices
+// (spec order) among the HPA metrics' entries, which keep their order.
+func withProportional(ms []v1alpha1.MetricStatus, prop map[int]v1alpha1.ClusterProportionalStatus) []v1alpha1.MetricStatus {
+	if len(prop) == 0 {
+		return ms
+	}
+	total := len(ms) + len(prop)
+	out := make([]v1alpha1.MetricStatus, 0, total)
+	next := 0
+	for i := 0; len(out) < total; i++ {
+		if s, ok := prop[i]; ok {
+			out = append(out, v1alpha1.MetricStatus{
+				MetricStatus:        autoscalingv2.MetricStatus{Type: v1alpha1.ClusterProportionalMetricSourceType},
+				ClusterProportional: &s,
+			})
+		} else if next < len(ms) {
+			out = append(out, ms[next])
+			next++
+		} else if i >= total+len(prop) {
+			break // an index past the end: nothing left to place it after
 		}
 	}
 	return out

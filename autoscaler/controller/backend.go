@@ -28,6 +28,10 @@ type Object struct {
 	// Proportional are the ClusterProportional metrics (Autoscalers only);
 	// they are not in Spec.Metrics.
 	Proportional []ProportionalSource
+	// ProportionalStatus holds the ClusterProportional metrics' entries of
+	// status.currentMetrics, by their index in the spec's metrics: read by
+	// Get, replaced by the evaluation, written by UpdateStatus.
+	ProportionalStatus map[int]v1alpha1.ClusterProportionalStatus
 	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
 	// of that metric (zero for drop-in HPAs).
 	MetricOptions []MetricOptions

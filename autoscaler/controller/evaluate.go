@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/autoscaler/adjust"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
 	"github.com/ebbflow/ebbflow/autoscaler/record"
@@ -78,6 +79,9 @@ type evaluation struct {
 	selector labels.Selector
 	// events are recorded by record, in order.
 	events []event
+	// proportionalChanged is true when the ClusterProportional entries of
+	// status.currentMetrics changed (they are not in obj.Status).
+	proportionalChanged bool
 }
 
 type event struct{ eventType, reason, message string }
@@ -131,8 +135,10 @@ type decided struct {
 	d         decision.Decision
 	// ext is the result of the proposal extensions (fallback, activation).
 	ext adjust.ProposalResult
-	// proportional describes the ClusterProportional metrics for the record.
-	proportional []record.Metric
+	// proportional describes the ClusterProportional metrics for the record;
+	// proportionalStatus is their status.currentMetrics entries by index.
+	proportional       []record.Metric
+	proportionalStatus map[int]v1alpha1.ClusterProportionalStatus
 }
 
 // proposalInput is what decide passes to the proposal extensions, less the
@@ -157,9 +163,9 @@ func decide(obs observation, in decision.Input, ext proposalInput) decided {
 			out.evaluated[i] = decision.Propose(r, obs.shared)
 			out.statuses[i], in.Proposals[i] = out.evaluated[i].Status, out.evaluated[i].Proposal
 		}
-		props, recs := proposeProportional(obs.proportional, obs.decideAt)
+		props, recs, statuses := proposeProportional(obs.proportional, obs.decideAt)
 		in.Proposals = append(in.Proposals, props...)
-		out.proportional = recs
+		out.proportional, out.proportionalStatus = recs, statuses
 		if ext.Wanted() {
 			ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
 			out.ext = adjust.Proposal(ext)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -129,20 +130,20 @@ func (ev *evaluation) proportionalParams(src ProportionalSource) (p proportional
 			}
 		}
 		if err == nil {
-			ev.hist.proportional = setParams(ev.hist.proportional, src.Index, p)
+			ev.hist.proportional = setParams(ev.hist.proportional, ref.Name+"/"+ref.Key, p)
 			return p, "", nil
 		}
 		problem = fmt.Sprintf("ConfigMap %s/%s: %v", ev.obj.Namespace, ref.Name, err)
 	}
-	if last, ok := ev.hist.proportional[src.Index]; ok {
+	if last, ok := ev.hist.proportional[ref.Name+"/"+ref.Key]; ok {
 		return last, problem + " (keeping the last good parameters)", nil
 	}
 	return proportional.Params{}, problem, fmt.Errorf("no usable cluster-proportional parameters: %s", problem)
 }
 
-func setParams(m map[int]proportional.Params, i int, p proportional.Params) map[int]proportional.Params {
+func setParams(m map[string]proportional.Params, i string, p proportional.Params) map[string]proportional.Params {
 	if m == nil {
-		m = map[int]proportional.Params{}
+		m = map[string]proportional.Params{}
 	}
 	m[i] = p
 	return m
@@ -181,9 +182,10 @@ func rows(in [][]int64) [][]int {
 
 // proposeProportional turns the readings into proposals and record entries
 // (pure). The proposals combine with the other metrics' by maximum.
-func proposeProportional(readings []proportionalReading, now time.Time) ([]decision.Proposal, []record.Metric) {
+func proposeProportional(readings []proportionalReading, now time.Time) ([]decision.Proposal, []record.Metric, map[int]v1alpha1.ClusterProportionalStatus) {
 	props := make([]decision.Proposal, len(readings))
 	recs := make([]record.Metric, len(readings))
+	var statuses map[int]v1alpha1.ClusterProportionalStatus
 	for i, r := range readings {
 		spec := autoscalingv2.MetricSpec{Type: v1alpha1.ClusterProportionalMetricSourceType}
 		name := "cluster-proportional " + r.params.Mode()
@@ -198,6 +200,14 @@ func proposeProportional(readings []proportionalReading, now time.Time) ([]decis
 		} else {
 			e := proportional.Explain(r.params, r.size)
 			props[i] = decision.Proposal{Metric: name, Replicas: e.Replicas, Timestamp: now}
+			if statuses == nil {
+				statuses = map[int]v1alpha1.ClusterProportionalStatus{}
+			}
+			statuses[r.src.Index] = v1alpha1.ClusterProportionalStatus{
+				Nodes: clamp32(r.size.Nodes), Cores: clamp32(r.size.Cores),
+				SchedulableNodes: clamp32(r.size.SchedulableNodes), SchedulableCores: clamp32(r.size.SchedulableCores),
+				Replicas: e.Replicas,
+			}
 			recs[i].Reason = fmt.Sprintf("%d nodes, %d cores (%d and %d schedulable): %s",
 				r.size.Nodes, r.size.Cores, r.size.SchedulableNodes, r.size.SchedulableCores, e.String())
 		}
@@ -205,5 +215,7 @@ func proposeProportional(readings []proportionalReading, now time.Time) ([]decis
 		recs[i].Reading = decision.Reading{Spec: spec, Timestamp: now}
 		recs[i].Evaluated = decision.Evaluated{Proposal: props[i]}
 	}
-	return props, recs
+	return props, recs, statuses
 }
+
+func clamp32(v int) int32 { return int32(min(v, math.MaxInt32)) }

@@ -73,6 +73,11 @@ func TestProportionalLinear(t *testing.T) {
 	if rec == nil || len(rec.Metrics) != 1 || !strings.Contains(rec.Metrics[0].Reason, "3 nodes, 25 cores (2 and 21 schedulable)") {
 		t.Fatalf("record %+v", rec)
 	}
+	cm := l.obj.Status.CurrentMetrics
+	want := v1alpha1.ClusterProportionalStatus{Nodes: 3, Cores: 25, SchedulableNodes: 2, SchedulableCores: 21, Replicas: 31}
+	if len(cm) != 1 || cm[0].Type != v1alpha1.ClusterProportionalMetricSourceType || cm[0].ClusterProportional == nil || *cm[0].ClusterProportional != want {
+		t.Errorf("status.currentMetrics = %+v, want one ClusterProportional entry %+v", cm, want)
+	}
 	// A node joins: the dependants are evaluated at once.
 	n := node("d", "7", true, false)
 	if err := f.factory.Core().V1().Nodes().Informer().GetIndexer().Add(n); err != nil {

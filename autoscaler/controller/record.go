@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -59,6 +60,9 @@ func (ev *evaluation) record(ctx context.Context, out outcome) error {
 		result = out.err
 	default:
 		ev.setStatus(obs.current, out.adj.Desired, out.dec.statuses, out.scaled)
+	}
+	if len(ev.obj.Proportional) > 0 && out.obs.scaleErr == nil && !maps.Equal(ev.obj.ProportionalStatus, out.dec.proportionalStatus) {
+		ev.obj.ProportionalStatus, ev.proportionalChanged = out.dec.proportionalStatus, true
 	}
 	in := ev.recordInput(out, result)
 	outline := record.Outline(in)
@@ -134,7 +138,7 @@ func (ev *evaluation) setStatus(current, desired int32, statuses []autoscalingv2
 // The whole record is built only when it is written; the comparison reads
 // its outline.
 func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alpha1.DecisionRecord) error {
-	statusChanged := !apiequality.Semantic.DeepEqual(ev.original, &ev.obj.Status)
+	statusChanged := !apiequality.Semantic.DeepEqual(ev.original, &ev.obj.Status) || ev.proportionalChanged
 	recordChanged := record.Signature(outline) != ev.obj.LastDecisionSignature
 	if ev.b.DecisionInStatus() {
 		if !statusChanged && !recordChanged {

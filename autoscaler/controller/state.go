@@ -18,9 +18,9 @@ type history struct {
 	// extensions is what the proposal extensions remember (since when
 	// metrics are failed, stale or idle).
 	extensions adjust.State
-	// proportional holds the last good parameters of each ClusterProportional
-	// metric read from a ConfigMap, by its index in spec.metrics.
-	proportional map[int]proportional.Params
+	// proportional holds the last good parameters read from each referenced
+	// ConfigMap, by "name/key" (so reordering spec.metrics keeps them apart).
+	proportional map[string]proportional.Params
 }
 
 // stateStore maps queue keys to histories.

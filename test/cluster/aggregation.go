@@ -38,8 +38,8 @@ func (a metricsAPI) name() string { return a.version + "." + a.group }
 
 // metricsAPIsFor returns the APIServices to register for a rule file. Like
 // prometheus-adapter, ebbflow-adapter serves custom.metrics.k8s.io only when
-// the file has rules and external.metrics.k8s.io only when it has
-// externalRules, decided when it starts.
+// the file has rules, external.metrics.k8s.io only when it has externalRules
+// and metrics.k8s.io only when it has resourceRules, decided when it starts.
 func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
 	cfg, err := config.Load(rules)
 	if err != nil {
@@ -52,8 +52,13 @@ func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
 	if len(cfg.ExternalRules) > 0 {
 		apis = append(apis, metricsAPI{"external.metrics.k8s.io", "v1beta1", 100})
 	}
+	// The local cluster has no metrics-server: with resourceRules the adapter
+	// serves metrics.k8s.io, which `kubectl top` and Resource metrics read.
+	if cfg.ResourceRules != nil {
+		apis = append(apis, metricsAPI{"metrics.k8s.io", "v1beta1", 100})
+	}
 	if len(apis) == 0 {
-		return nil, errors.New("rule file has neither rules nor externalRules")
+		return nil, errors.New("rule file has neither rules, externalRules nor resourceRules")
 	}
 	return apis, nil
 }

@@ -68,11 +68,13 @@ import (
 // controllers would legitimately differ. Scenario periods and windows are
 // 12s, two seconds away from any multiple of the sync period.
 //
-// Unready pods are not covered: the upstream rules for unready pods apply to
-// cpu only (Resource metrics from metrics.k8s.io, which this cluster does not
-// serve: there is no kubelet and the adapter has no resource rules), and kwok
-// makes pods Ready within a second of creation, so the readiness rules never
-// come into play for the metric types this cluster has.
+// Unready pods: the upstream rules for unready pods apply to cpu only
+// (Resource metrics from metrics.k8s.io, which the adapter serves here from
+// resourceRules over cAdvisor-shaped series). kwok makes pods Ready within a
+// second, but within the cpu initialization period a pod also counts as
+// unready while its sample is older than its readiness transition plus the
+// metric window (1m here), so the cpu scenario (differential_resource_test.go)
+// plays every freshly scaled pod through that rule.
 
 const (
 	diffSyncPeriod = 5 * time.Second // cluster.Options.HPASyncPeriod default
@@ -88,6 +90,7 @@ const (
 const (
 	keyPods   = "pods"   // per-pod e2e_inflight of every pod of the Deployments
 	keyObject = "object" // e2e_inflight summed over Service diffObjectService
+	keyCPU    = "cpu"    // per-pod cpu usage in millicores (container "app"), see differential_resource_test.go
 	// any other key is a queue suffix: queue_messages_ready{queue=<ns>-<key>}
 )
 
@@ -289,6 +292,7 @@ func diffScenarios() []diffScenario {
 			},
 			steps: []diffStep{{15 * s, vals(keyObject, 4)}, {20 * s, vals(keyObject, 40)}, {25 * s, vals(keyObject, 12)}},
 		},
+		cpuUtilizationScenario(),
 		{
 			// minReplicas 0 with an External metric: 1,3,0,5,0.
 			name: "scale-to-zero",
@@ -467,7 +471,9 @@ func diffDeployment(name string) *appsv1.Deployment {
 				Spec: corev1.PodSpec{
 					NodeName:    cluster.NodeName(0),
 					Tolerations: []corev1.Toleration{{Key: cluster.KwokNodeAnnotation, Operator: corev1.TolerationOpExists}},
-					Containers:  []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+					Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10",
+						// For the Resource (cpu Utilization) scenarios; unused by the others.
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(diffCPURequest)}}}},
 				},
 			},
 		},
@@ -481,11 +487,12 @@ type diffPublisher struct {
 	ns   string
 	mu   sync.Mutex
 	pods map[string]bool // pods with a per-pod series
+	cpu  map[string]bool // pods with cpu and memory series
 	keys map[string]bool // queue keys and keyObject published
 }
 
 func newDiffPublisher(env diffEnv, ns string) *diffPublisher {
-	return &diffPublisher{env: env, ns: ns, pods: map[string]bool{}, keys: map[string]bool{}}
+	return &diffPublisher{env: env, ns: ns, pods: map[string]bool{}, cpu: map[string]bool{}, keys: map[string]bool{}}
 }
 
 func (p *diffPublisher) podLabels(pod string) map[string]string {
@@ -508,7 +515,7 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 	}
 	for k, v := range st.values {
 		switch k {
-		case keyPods:
+		case keyPods, keyCPU:
 			continue
 		case keyObject:
 			e.SetGauge(InflightGauge, p.objectLabels(), v)
@@ -537,6 +544,7 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 		}
 	}
 	p.pods = live
+	p.applyCPU(ctx, st)
 }
 
 func (p *diffPublisher) deleteKey(k string) {
@@ -560,6 +568,7 @@ func (p *diffPublisher) clear() {
 		p.env.e.Delete(InflightGauge, p.podLabels(pod))
 	}
 	p.pods = map[string]bool{}
+	p.clearCPU()
 }
 
 // diffResult is one row of the report.

@@ -59,7 +59,7 @@ externalRules:
 - seriesQuery: 'queue_messages_ready{queue!=""}'
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-`
+` + resourceRulesYAML
 
 // shared is the package's environment, set once by TestMain before any test
 // runs and only read afterwards.
@@ -98,6 +98,8 @@ func runMain(m *testing.M) int {
 	stopCounters := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { counterLoop(stopCounters, e, fixturePods(), 100*time.Millisecond) })
+	publishResourceFixture(e)
+	wg.Go(func() { resourceCounterLoop(stopCounters, e, 100*time.Millisecond) })
 	defer func() { close(stopCounters); wg.Wait() }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -44,6 +44,8 @@ type Service struct {
 	// Rate is the offered load in requests per second: a Profile, a Setpoint
 	// or any other Curve.
 	Rate Curve
+	// Usage, when set, publishes cpu and memory series per pod (resources.go).
+	Usage *Usage
 }
 
 // Queue is a message queue: producers add Produce messages per second, each
@@ -113,6 +115,7 @@ type serviceState struct {
 	spec      Service
 	pods      Pods
 	published map[string]bool
+	usage     map[string]bool // pods with usage series
 	status    ServiceStatus
 }
 
@@ -140,6 +143,11 @@ func New(cfg Config) (*Simulator, error) {
 		}
 		if err := validCurve(s.Rate); err != nil {
 			return nil, fmt.Errorf("simulator: service %s: %w", s.Service, err)
+		}
+		if s.Usage != nil {
+			if err := s.Usage.validate(); err != nil {
+				return nil, fmt.Errorf("simulator: service %s: %w", s.Service, err)
+			}
 		}
 	}
 	for _, q := range cfg.Queues {
@@ -199,7 +207,7 @@ func (s *Simulator) attach(pods func(ns, sel string) (Pods, error)) error {
 		if err != nil {
 			return fmt.Errorf("simulator: service %s: %w", spec.Service, err)
 		}
-		s.services = append(s.services, &serviceState{spec: spec, pods: p, published: map[string]bool{}})
+		s.services = append(s.services, &serviceState{spec: spec, pods: p, published: map[string]bool{}, usage: map[string]bool{}})
 	}
 	for _, q := range s.cfg.Queues {
 		p, err := pods(q.Namespace, q.Selector)
@@ -262,6 +270,7 @@ func (s *Simulator) stepService(st *serviceState, elapsed, dt time.Duration) {
 			delete(st.published, pod)
 		}
 	}
+	s.stepUsage(st, ready, present, per, dt.Seconds())
 	st.status = ServiceStatus{Service: st.spec.Service, Offered: offered, ReadyPods: len(ready), PerPod: per}
 }
 
@@ -273,6 +282,9 @@ func (s *Simulator) clear() {
 		for pod := range st.published {
 			s.cfg.Sink.Delete(RequestsMetric, requestLabels(st.spec, pod))
 			delete(st.published, pod)
+		}
+		for pod := range st.usage {
+			s.deleteUsage(st, pod)
 		}
 	}
 	if s.published {

@@ -178,3 +178,29 @@ type FallbackSpec struct {
 	// +optional
 	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
 }
+
+// MetricStatus is an autoscaling/v2 MetricStatus (its fields inline) or the
+// status of a ClusterProportional metric.
+type MetricStatus struct {
+	autoscalingv2.MetricStatus `json:",inline"`
+
+	// clusterProportional is the cluster size a ClusterProportional metric
+	// counted and the replicas it proposed.
+	// +optional
+	ClusterProportional *ClusterProportionalStatus `json:"clusterProportional,omitempty"`
+}
+
+// ClusterProportionalStatus is what a ClusterProportional metric counted, as
+// cluster-proportional-autoscaler counts it.
+type ClusterProportionalStatus struct {
+	// nodes and cores are all the nodes the selector matches and their
+	// allocatable cores (rounded up).
+	Nodes int32 `json:"nodes"`
+	Cores int32 `json:"cores"`
+	// schedulableNodes and schedulableCores count only nodes that are not
+	// cordoned and Ready.
+	SchedulableNodes int32 `json:"schedulableNodes"`
+	SchedulableCores int32 `json:"schedulableCores"`
+	// replicas is the count the metric proposed.
+	Replicas int32 `json:"replicas"`
+}

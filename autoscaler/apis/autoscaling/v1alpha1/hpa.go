@@ -81,7 +81,7 @@ func ToHPAStatus(in *AutoscalerStatus) autoscalingv2.HorizontalPodAutoscalerStat
 		LastScaleTime:      in.LastScaleTime,
 		CurrentReplicas:    in.CurrentReplicas,
 		DesiredReplicas:    in.DesiredReplicas,
-		CurrentMetrics:     in.CurrentMetrics,
+		CurrentMetrics:     hpaMetricStatuses(in.CurrentMetrics),
 		Conditions:         in.Conditions,
 	}
 }
@@ -95,7 +95,33 @@ func FromHPAStatus(in *autoscalingv2.HorizontalPodAutoscalerStatus) AutoscalerSt
 		LastScaleTime:      in.LastScaleTime,
 		CurrentReplicas:    in.CurrentReplicas,
 		DesiredReplicas:    in.DesiredReplicas,
-		CurrentMetrics:     in.CurrentMetrics,
+		CurrentMetrics:     fromHPAMetricStatuses(in.CurrentMetrics),
 		Conditions:         in.Conditions,
 	}
+}
+
+// hpaMetricStatuses returns the HPA metric statuses, without the
+// ClusterProportional ones. nil stays nil.
+func hpaMetricStatuses(in []MetricStatus) []autoscalingv2.MetricStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]autoscalingv2.MetricStatus, 0, len(in))
+	for _, m := range in {
+		if m.Type != ClusterProportionalMetricSourceType {
+			out = append(out, m.MetricStatus)
+		}
+	}
+	return out
+}
+
+func fromHPAMetricStatuses(in []autoscalingv2.MetricStatus) []MetricStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]MetricStatus, len(in))
+	for i, m := range in {
+		out[i] = MetricStatus{MetricStatus: m}
+	}
+	return out
 }

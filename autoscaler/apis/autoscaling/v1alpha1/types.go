@@ -155,7 +155,7 @@ type AutoscalerStatus struct {
 	// autoscaler, in the order of spec.metrics.
 	// +listType=atomic
 	// +optional
-	CurrentMetrics []autoscalingv2.MetricStatus `json:"currentMetrics,omitempty"`
+	CurrentMetrics []MetricStatus `json:"currentMetrics,omitempty"`
 
 	// conditions is the set of conditions required for this autoscaler to
 	// scale its target, and whether those conditions are met (AbleToScale,

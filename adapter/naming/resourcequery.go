@@ -1,0 +1,180 @@
+package naming
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+)
+
+// podsGroupResource is the resource of PodMetrics requests.
+var podsGroupResource = schema.GroupResource{Resource: "pods"}
+
+// ResourceRules are compiled resourceRules (metrics.k8s.io), immutable and safe for
+// concurrent use.
+type ResourceRules struct {
+	CPU    ResourceRule
+	Memory ResourceRule
+	// Window is reported as the window of every PodMetrics and NodeMetrics.
+	Window time.Duration
+}
+
+// ResourceRule is one compiled resource (cpu or memory) of resourceRules.
+type ResourceRule struct {
+	// Container renders the containerQuery: one sample per container of the pods asked.
+	Container *ResourceQuery
+	// Node renders the nodeQuery: one sample per node asked.
+	Node *ResourceQuery
+	// ContainerLabel is the label holding the container name; the container query is
+	// grouped by it after the pod label.
+	ContainerLabel string
+}
+
+// CompileResourceRules compiles resourceRules. Both queries of a resource share its
+// resources mapping, which must map a label to pods and one to namespaces (the
+// labels every pod request needs); the node label is looked up per request, as
+// prometheus-adapter does, so a file serving pods only still loads.
+func CompileResourceRules(cfg config.ResourceRules, mapper meta.RESTMapper) (*ResourceRules, error) {
+	if mapper == nil {
+		return nil, errors.New("nil RESTMapper")
+	}
+	if cfg.Window <= 0 {
+		return nil, errors.New("resourceRules.window must be greater than zero")
+	}
+	cpu, err := compileResourceRule(cfg.CPU, mapper)
+	if err != nil {
+		return nil, fmt.Errorf("resourceRules.cpu: %w", err)
+	}
+	mem, err := compileResourceRule(cfg.Memory, mapper)
+	if err != nil {
+		return nil, fmt.Errorf("resourceRules.memory: %w", err)
+	}
+	return &ResourceRules{CPU: cpu, Memory: mem, Window: time.Duration(cfg.Window)}, nil
+}
+
+func compileResourceRule(cfg config.ResourceRule, mapper meta.RESTMapper) (ResourceRule, error) {
+	if !labelNameRE.MatchString(cfg.ContainerLabel) {
+		return ResourceRule{}, fmt.Errorf("containerLabel %q is not a Prometheus label name", cfg.ContainerLabel)
+	}
+	res, err := newResourceMap(cfg.Resources, mapper)
+	if err != nil {
+		return ResourceRule{}, err
+	}
+	for _, gr := range []schema.GroupResource{podsGroupResource, namespacesGR} {
+		if _, err := res.labelFor(gr); err != nil {
+			return ResourceRule{}, fmt.Errorf("resources: %w", err)
+		}
+	}
+	container, err := newResourceQuery("containerQuery", cfg.ContainerQuery, res)
+	if err != nil {
+		return ResourceRule{}, err
+	}
+	node, err := newResourceQuery("nodeQuery", cfg.NodeQuery, res)
+	if err != nil {
+		return ResourceRule{}, err
+	}
+	return ResourceRule{Container: container, Node: node, ContainerLabel: cfg.ContainerLabel}, nil
+}
+
+// ResourceQuery is a compiled containerQuery or nodeQuery. Its template sees the
+// fields of a metricsQuery; .Series is always empty, as in prometheus-adapter.
+type ResourceQuery struct {
+	res              *resourceMap
+	query            *template.Template
+	groupsByResource bool
+}
+
+func newResourceQuery(field, text string, res *resourceMap) (*ResourceQuery, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%s is empty", field)
+	}
+	t, err := template.New(field).Delims("<<", ">>").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return &ResourceQuery{res: res, query: t, groupsByResource: groupsByResource(t)}, nil
+}
+
+// ResourceRequest is what a metrics.k8s.io request asks of one ResourceQuery.
+type ResourceRequest struct {
+	// Resource is pods (container query) or nodes (node query).
+	Resource schema.GroupResource
+	// Namespace adds namespace="NS" on the namespaces label; "" adds nothing.
+	Namespace string
+	// Names selects objects on the resource label (="a", =~"a|b"); empty selects every
+	// object (!="").
+	Names []string
+	// ExtraGroupBy is appended to GroupBy after the resource label, e.g. the container
+	// label, and the namespace label for a query across namespaces.
+	ExtraGroupBy []string
+}
+
+// Render renders the query for req. LabelMatchers holds namespace="NS" (when
+// Namespace is set) and then the resource label's matcher; GroupBy is the resource
+// label followed by ExtraGroupBy, comma-joined, and GroupBySlice the same as a slice.
+// LabelValuesByName is as for Rule.CustomQuery. For a pod request with one name this
+// is exactly what prometheus-adapter renders. Extra group-by labels must be Prometheus
+// label names.
+func (q *ResourceQuery) Render(req ResourceRequest) (string, error) {
+	set := newMatcherSet()
+	if req.Namespace != "" {
+		nsLabel, err := q.res.labelFor(namespacesGR)
+		if err != nil {
+			return "", err
+		}
+		set.add(matcher{name: nsLabel, op: "=", value: req.Namespace}, req.Namespace)
+	}
+	resLabel, err := q.res.labelFor(req.Resource)
+	if err != nil {
+		return "", err
+	}
+	m, err := resourceMatcher(resLabel, req.Names)
+	if err != nil {
+		return "", err
+	}
+	raw := strings.Join(req.Names, "|")
+	if len(req.Names) == 0 {
+		raw = anyName
+	}
+	set.add(m, raw)
+	groupBy := make([]string, 0, 1+len(req.ExtraGroupBy))
+	groupBy = append(groupBy, resLabel)
+	for _, l := range req.ExtraGroupBy {
+		if !labelNameRE.MatchString(l) {
+			return "", fmt.Errorf("group-by label %q is not a Prometheus label name", l)
+		}
+		groupBy = append(groupBy, l)
+	}
+	var sb strings.Builder
+	err = q.query.Execute(&sb, queryArgs{
+		LabelMatchers:     strings.Join(set.exprs, ","),
+		LabelValuesByName: set.values,
+		GroupBy:           strings.Join(groupBy, ","),
+		GroupBySlice:      groupBy,
+	})
+	if err != nil {
+		return "", fmt.Errorf("render %s: %w", q.query.Name(), err)
+	}
+	if strings.TrimSpace(sb.String()) == "" {
+		return "", fmt.Errorf("%s rendered an empty query", q.query.Name())
+	}
+	return sb.String(), nil
+}
+
+// LabelForResource returns the label holding gr's object names (see
+// Rule.LabelForResource).
+func (q *ResourceQuery) LabelForResource(gr schema.GroupResource) (string, error) {
+	return q.res.labelFor(gr)
+}
+
+// GroupsByResource reports whether every aggregation of the query groups by
+// <<.GroupBy>> (see Rule.GroupsByResource). When it holds, every label put in GroupBy
+// survives into the answer, and dropping the resource-name matcher yields a superset
+// of the samples a query listing names yields, equal for those names.
+func (q *ResourceQuery) GroupsByResource() bool { return q.groupsByResource }
