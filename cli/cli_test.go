@@ -86,7 +86,45 @@ rules:
 		}
 	}
 	out, _ = run(t, "config", "render", good, "--series", `other_metric{pod="a"}`)
-	if !strings.Contains(out, "no rule's filters") {
+	if !strings.Contains(out, "no rule discovers this series") {
 		t.Errorf("render of an unmatched series:\n%s", out)
+	}
+}
+
+// TestRenderEvaluatesSeriesQuery: a rule without name.matches claims only the series
+// its seriesQuery selects.
+func TestRenderEvaluatesSeriesQuery(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rules.yaml")
+	os.WriteFile(file, []byte(`
+rules:
+- seriesQuery: '{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}'
+  resources: {template: "<<.Resource>>"}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'up{job="api"}'
+  resources: {template: "<<.Resource>>"}
+  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+`), 0o600)
+	tests := []struct {
+		series string
+		want   string // "" means no rule
+	}{
+		{`container_cpu{container="app",namespace="a",pod="p"}`, `rules[0]: metric "container_cpu"`},
+		{`container_cpu{container="POD",namespace="a",pod="p"}`, ""},
+		{`container_cpu{container="app",pod="p"}`, ""},
+		{`node_load1{namespace="a",pod="p"}`, ""},
+		{`up{job="api",namespace="a",pod="p"}`, `rules[1]: metric "up"`},
+		{`up{job="web",namespace="a",pod="p"}`, ""},
+	}
+	for _, tt := range tests {
+		out, err := run(t, "config", "render", file, "--series", tt.series)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.want == "" && !strings.Contains(out, "no rule discovers this series") || tt.want != "" && !strings.Contains(out, tt.want) {
+			t.Errorf("render %s: want %q in\n%s", tt.series, tt.want, out)
+		}
+		if tt.want != "" && strings.Count(out, ": metric ") != 1 {
+			t.Errorf("render %s: several rules claim it:\n%s", tt.series, out)
+		}
 	}
 }

@@ -50,8 +50,9 @@ func newRenderCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "render FILE --series 'name{label=\"value\",...}'",
 		Short: "Show the metrics a series yields and the PromQL of a sample request for each",
-		Long: `render shows, for each series given, which rules select it (by name; the series query
-itself is not evaluated), the metric names and resources it yields, and the PromQL a
+		Long: `render shows, for each series given, which rules discover it (their seriesQuery
+matchers, evaluated on the series' labels, seriesFilters and name.matches all accept
+it), the metric names and resources it yields, and the PromQL a
 request for that metric would send, using the series' own label values as the
 requested namespace and object names.`,
 		Args: cobra.ExactArgs(1),
@@ -88,15 +89,18 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 	fmt.Fprintf(w, "series %s\n", s)
 	matched := false
 	for _, r := range set.Rules {
+		list := "rules"
+		if r.Kind() == naming.External {
+			list = "externalRules"
+		}
+		if !SeriesQuerySelects(r.SeriesQuery(), s) {
+			continue
+		}
 		metric, ok := r.MetricName(s.Name)
 		if !ok {
 			continue
 		}
 		matched = true
-		list := "rules"
-		if r.Kind() == naming.External {
-			list = "externalRules"
-		}
 		fmt.Fprintf(w, "  %s[%d]: metric %q\n", list, r.Index(), metric)
 		if r.Kind() == naming.External {
 			ns := s.Labels["namespace"]
@@ -107,7 +111,7 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 		renderCustom(w, r, s)
 	}
 	if !matched {
-		fmt.Fprintln(w, "  no rule's filters and name.matches accept this series name")
+		fmt.Fprintln(w, "  no rule discovers this series (its seriesQuery, seriesFilters and name.matches must all accept it)")
 	}
 }
 
@@ -151,6 +155,26 @@ func quoteOrNone(s string) string {
 		return "none"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// SeriesQuerySelects reports whether the series selector selector (a rule's
+// seriesQuery, valid since the rule set loaded) selects s, as Prometheus would: every
+// matcher holds on s's labels, the name as __name__, absent labels as "".
+func SeriesQuerySelects(selector string, s Series) bool {
+	matchers, err := config.ParseSeriesSelector(selector)
+	if err != nil {
+		return false
+	}
+	for _, m := range matchers {
+		value := s.Labels[m.Name]
+		if m.Name == "__name__" {
+			value = s.Name
+		}
+		if !m.Matches(value) {
+			return false
+		}
+	}
+	return true
 }
 
 // Series is a series name with labels, as given on the command line.

@@ -39,6 +39,18 @@ func LoadFile(path string) (*Config, error) {
 // not check meaning (regular expressions, templates, resources); call Validate for that.
 // The returned Config is the caller's.
 func Load(data []byte) (*Config, error) {
+	cfg, err := LoadPartial(data)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadPartial is Load, except that when the file's only problems leave its values
+// readable (unknown keys, duplicate keys, booleans or durations out of grammar that
+// still decode) it also returns what it read, so callers can validate the rest and
+// report every problem at once. The Config is nil when nothing could be read.
+func LoadPartial(data []byte) (*Config, error) {
 	root, err := parseDocument(data)
 	if err != nil {
 		return nil, err
@@ -49,11 +61,14 @@ func Load(data []byte) (*Config, error) {
 	}
 	w := newWalker()
 	w.walk(root, configShape, "")
-	if len(w.errs) > 0 {
-		return nil, LoadErrors(w.errs)
-	}
 	if err := root.Decode(cfg); err != nil {
+		if len(w.errs) > 0 {
+			return nil, LoadErrors(w.errs)
+		}
 		return nil, decodeErrors(err)
+	}
+	if len(w.errs) > 0 {
+		return cfg, LoadErrors(w.errs)
 	}
 	return cfg, nil
 }

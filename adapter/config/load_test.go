@@ -293,3 +293,30 @@ func TestConfigShapeFollowsTypes(t *testing.T) {
 		t.Errorf("window kind = %v, want duration", k)
 	}
 }
+
+// TestBooleanRule checks the one rule for resources.namespaced: unquoted YAML
+// booleans (1.2's and 1.1's yes/no/on/off, as prometheus-adapter reads them) decode to
+// their value; anything quoted, and any other word, is an error naming the field.
+func TestBooleanRule(t *testing.T) {
+	for word, want := range yamlBooleans {
+		for _, text := range []string{word, `"` + word + `"`, `'` + word + `'`} {
+			cfg, err := Load([]byte("externalRules:\n- seriesQuery: x\n  metricsQuery: x\n  resources:\n    namespaced: " + text + "\n"))
+			quoted := text != word
+			switch {
+			case quoted && err == nil:
+				t.Errorf("namespaced: %s accepted; a quoted value is a string", text)
+			case quoted && !strings.Contains(err.Error(), "externalRules[0].resources.namespaced: expected true or false, found the string"):
+				t.Errorf("namespaced: %s: error %q does not name the field and the rule", text, err)
+			case !quoted && err != nil:
+				t.Errorf("namespaced: %s: %v", text, err)
+			case !quoted && (cfg.ExternalRules[0].Resources.Namespaced == nil || *cfg.ExternalRules[0].Resources.Namespaced != want):
+				t.Errorf("namespaced: %s decoded as %v, want %v", text, cfg.ExternalRules[0].Resources.Namespaced, want)
+			}
+		}
+	}
+	for _, other := range []string{"maybe", "1", "0", "y", "n", "tRue"} {
+		if _, err := Load([]byte("externalRules:\n- resources:\n    namespaced: " + other + "\n")); err == nil {
+			t.Errorf("namespaced: %s accepted", other)
+		}
+	}
+}

@@ -122,9 +122,8 @@ func (w *walker) walk(n *yaml.Node, s *shape, path string) {
 	case shapeString:
 		w.scalar(n, path, "a string")
 	case shapeBool:
-		var b bool
-		if w.scalar(n, path, "true or false") && n.Decode(&b) != nil {
-			w.add(n, path, "expected true or false, found %q", n.Value)
+		if w.scalar(n, path, "true or false") {
+			w.boolean(n, path)
 		}
 	case shapeDuration:
 		if w.scalar(n, path, "a duration") {
@@ -142,6 +141,27 @@ func (w *walker) walk(n *yaml.Node, s *shape, path string) {
 		}
 	case shapeMap, shapeStruct:
 		w.mapping(n, s, path)
+	}
+}
+
+// yamlBooleans are the unquoted words read as booleans: YAML 1.2's true and false and,
+// because prometheus-adapter reads rule files as YAML 1.1, yes/no/on/off, in the
+// three spellings YAML gives each.
+var yamlBooleans = map[string]bool{
+	"true": true, "True": true, "TRUE": true, "false": false, "False": false, "FALSE": false,
+	"yes": true, "Yes": true, "YES": true, "no": false, "No": false, "NO": false,
+	"on": true, "On": true, "ON": true, "off": false, "Off": false, "OFF": false,
+}
+
+// boolean checks the one rule for booleans: an unquoted word of yamlBooleans. A
+// quoted value is a string, whatever it says ("false" as much as "no").
+func (w *walker) boolean(n *yaml.Node, path string) {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		w.add(n, path, "expected true or false, found the string %q (remove the quotes)", n.Value)
+		return
+	}
+	if _, ok := yamlBooleans[n.Value]; !ok {
+		w.add(n, path, "expected true or false, found %q", n.Value)
 	}
 }
 

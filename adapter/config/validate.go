@@ -40,11 +40,11 @@ func (g GroupResource) Normalize(mapper meta.RESTMapper) (schema.GroupResource, 
 // fail), and a non-positive resourceRules.window. Files prometheus-adapter accepts
 // otherwise are accepted; see Warnings for findings that do not fail validation.
 //
-// Checks of a discovery rule: seriesQuery not empty; each seriesFilters entry has
+// Checks of a discovery rule: seriesQuery not empty and a series selector Prometheus' parser accepts; each seriesFilters entry has
 // exactly one of is and isNot, a valid RE2 expression; name.matches is RE2; name.as is
 // set when name.matches has more than one capture group, and refers only to groups that
 // exist; resources.template parses, runs, and uses .Resource; every override names a
-// resource the mapper knows; metricsQuery is not empty and parses. Resource rules: cpu
+// resource the mapper knows; metricsQuery is not empty, parses, and renders PromQL Prometheus' parser accepts. Resource rules: cpu
 // and memory each have containerQuery and nodeQuery (not empty, parse), a containerLabel
 // and valid resources; window > 0.
 func Validate(cfg *Config, mapper meta.RESTMapper) error {
@@ -84,13 +84,19 @@ func checkDiscoveryRule(r DiscoveryRule, list string, index int, external bool, 
 	p := &problems{rule: r.Describe(list, index)}
 	if strings.TrimSpace(r.SeriesQuery) == "" {
 		p.add("seriesQuery", "must not be empty")
+	} else if _, err := ParseSeriesSelector(r.SeriesQuery); err != nil {
+		p.add("seriesQuery", "is not a series selector Prometheus accepts: %v", err)
 	}
 	for i, f := range r.SeriesFilters {
 		checkFilter(p, fmt.Sprintf("seriesFilters[%d]", i), f)
 	}
 	checkName(p, r.Name)
 	mapsNamespaces := checkResources(p, "resources", r.Resources, mapper)
-	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery)
+	args := sampleQueryArgs()
+	if external {
+		args = externalQueryArgs()
+	}
+	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery, args)
 	if r.NaNValues != "" && r.NaNValues != NaNZero && r.NaNValues != NaNDrop {
 		p.add("nanValues", "must be %q or %q, not %q", NaNZero, NaNDrop, r.NaNValues)
 	}
@@ -169,8 +175,8 @@ func checkResourceRules(rr ResourceRules, mapper meta.RESTMapper) []FieldError {
 		rule ResourceRule
 	}{{"cpu", rr.CPU}, {"memory", rr.Memory}} {
 		q := &problems{rule: "resourceRules." + r.name}
-		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery)
-		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery)
+		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery, sampleQueryArgs())
+		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery, sampleQueryArgs())
 		if strings.TrimSpace(r.rule.ContainerLabel) == "" {
 			q.add("containerLabel", "must not be empty, e.g. container")
 		}

@@ -145,7 +145,15 @@ var validateTests = []struct {
 		[]string{ext1 + `metricsQuery: must not be empty`}},
 	{"metricsQuery does not parse", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
 		[]string{ext1 + `metricsQuery: invalid template: metricsQuery:1: bad character U+007D '}'`}},
-	{"metricsQuery with {{ }} is plain text", func(c *Config) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" }, nil},
+	{"metricsQuery with {{ }} is plain text, and not PromQL", func(c *Config) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" },
+		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:2: parse error: unexpected left brace '{'; rendered query: {{.Series}}`}},
+	{"metricsQuery with an unbalanced parenthesis", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])" },
+		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:71: parse error: unclosed left parenthesis; rendered query: sum(rate(queue_messages_ready{queue="orders",namespace="default"}[2m])`}},
+	{"metricsQuery with an unknown function", func(c *Config) { c.Rules[0].MetricsQuery = "summ(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)" },
+		[]string{rule0 + `metricsQuery: renders invalid PromQL on sample arguments: 1:1: parse error: unknown function with name "summ"; rendered query: summ(http_requests_total{namespace="default",pod=~"a|b"}) by (pod)`}},
+	{"external metricsQuery with an empty by is PromQL", func(c *Config) {
+		c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"
+	}, nil},
 	{"namespaced external rule maps no namespace", func(c *Config) {
 		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"pod": {Resource: "pod"}}}
 	}, []string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},

@@ -32,11 +32,22 @@ type Options struct {
 	// OnDemandRate bounds on-demand discoveries of all names together, per second;
 	// 0 means 2 per second with a burst of 10.
 	OnDemandRate rate.Limit
+	// MaxSeries caps the series one relist may list over all its queries; a relist
+	// that would list more fails (the last good registry stays) with
+	// ErrTooManySeries. 0 means DefaultMaxSeries.
+	MaxSeries int
 	// Clock is injected for tests; nil means the real clock.
 	Clock clock.PassiveClock
 	// Registerer receives the self-metrics; required.
 	Registerer prometheus.Registerer
 }
+
+// DefaultMaxSeries is the default of Options.MaxSeries.
+const DefaultMaxSeries = 2_000_000
+
+// ErrTooManySeries is returned by Relist when Prometheus lists more series than
+// Options.MaxSeries; test with errors.Is.
+var ErrTooManySeries = errors.New("too many series")
 
 // Discoverer keeps the registry of discovered metrics up to date. Its methods are
 // safe for concurrent use.
@@ -47,12 +58,13 @@ type Discoverer struct {
 	synced  atomic.Bool
 	metrics *metrics
 
-	mu         sync.Mutex // serialises registry writes
-	rulesGen   uint64
-	additions  []addition // on-demand results, re-applied over a relist that started before them
-	lastTry    map[string]time.Time
-	limiter    *rate.Limiter
-	onDemandSF singleflight.Group
+	mu           sync.Mutex // serialises registry writes
+	rulesGen     uint64
+	additions    []addition // on-demand results, re-applied over a relist that started before them
+	lastTry      map[string]time.Time
+	lastTryBytes int
+	limiter      *rate.Limiter
+	onDemandSF   singleflight.Group
 }
 
 type addition struct {
@@ -67,6 +79,9 @@ func New(opts Options) (*Discoverer, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.MaxSeries <= 0 {
+		opts.MaxSeries = DefaultMaxSeries
 	}
 	if opts.OnDemandInterval <= 0 {
 		opts.OnDemandInterval = 10 * time.Second
@@ -187,9 +202,15 @@ func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, groups [
 	since := d.opts.Clock.Now().Add(-d.opts.MaxAge)
 	for _, g := range groups {
 		err := d.opts.Client.Series(ctx, []string{g.query}, since, func(name string, labels []string) error {
+			if col.series >= d.opts.MaxSeries {
+				return fmt.Errorf("%w: more than %d (raise --metrics-max-series or narrow the seriesQuery)", ErrTooManySeries, d.opts.MaxSeries)
+			}
 			col.add(g.rules, name, labels)
 			return ctx.Err()
 		})
+		if errors.Is(err, ErrTooManySeries) {
+			d.metrics.limited.WithLabelValues("series").Inc()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("series %q: %w", g.query, err)
 		}

@@ -12,6 +12,7 @@ type metrics struct {
 	series      prometheus.Gauge
 	entries     *prometheus.GaugeVec
 	onDemand    *prometheus.CounterVec
+	limited     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -36,10 +37,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"api"}),
 		onDemand: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "on_demand_total",
-			Help: "On-demand discoveries for metrics not yet registered, by result.",
+			Help: "On-demand discoveries for metrics not yet registered, by result (done, error, rate_limited, invalid_name, no_rule).",
 		}, []string{"result"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "limit_exceeded_total",
+			Help: "Discoveries that failed because Prometheus listed more than a cap allows, by cap (series).",
+		}, []string{"limit"}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand} {
+	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand, m.limited} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -11,9 +11,14 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/naming"
 )
 
-// maxTracked bounds the per-name memory of on-demand attempts, so requests for many
-// random names cannot grow it without limit.
-const maxTracked = 10000
+// maxTracked and maxTrackedBytes bound the memory of on-demand attempts (entries and
+// bytes of their keys), so requests for many random names cannot grow it without
+// limit. Names are at most naming.MaxMetricNameLength bytes, and names no rule could
+// produce are never remembered.
+const (
+	maxTracked      = 10000
+	maxTrackedBytes = 1 << 20
+)
 
 // DiscoverCustom looks for info's metric in Prometheus now, outside the relist
 // schedule, and reports whether the registry now serves info. Attempts for the same
@@ -32,7 +37,18 @@ func (d *Discoverer) DiscoverExternal(ctx context.Context, metric string) bool {
 	return ok
 }
 
+// discover runs one on-demand discovery of metric, unless no rule could name it (no
+// work, nothing remembered) or the rate limits say no.
 func (d *Discoverer) discover(ctx context.Context, kind naming.Kind, metric string) {
+	if naming.CheckMetricName(metric) != nil {
+		d.metrics.onDemand.WithLabelValues("invalid_name").Inc()
+		return
+	}
+	groups := candidates(*d.rules.Load(), kind, metric)
+	if len(groups) == 0 {
+		d.metrics.onDemand.WithLabelValues("no_rule").Inc()
+		return
+	}
 	key := strconv.Itoa(int(kind)) + "/" + metric
 	ch := d.onDemandSF.DoChan(key, func() (any, error) {
 		if !d.allow(key) {
@@ -66,34 +82,66 @@ func (d *Discoverer) allow(key string) bool {
 	if !d.limiter.AllowN(now, 1) {
 		return false
 	}
-	if len(d.lastTry) >= maxTracked {
+	if len(d.lastTry) >= maxTracked || d.lastTryBytes+len(key) > maxTrackedBytes {
 		clear(d.lastTry)
+		d.lastTryBytes = 0
+	}
+	if _, ok := d.lastTry[key]; !ok {
+		d.lastTryBytes += len(key)
 	}
 	d.lastTry[key] = now
 	return true
 }
 
+// candidates groups the rules of kind that could name metric by series query, so
+// each distinct query is asked once.
+func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGroup {
+	var groups []queryGroup
+	pos := map[string]int{}
+	for i, r := range rules {
+		if r.Kind() != kind || !r.CanName(metric) {
+			continue
+		}
+		q := r.SeriesQuery()
+		if j, ok := pos[q]; ok {
+			groups[j].rules = append(groups[j].rules, i)
+			continue
+		}
+		pos[q] = len(groups)
+		groups = append(groups, queryGroup{query: q, rules: []int{i}})
+	}
+	return groups
+}
+
 // discoverMetric lists only the series that could yield metric: first the series
-// names each rule's query selects (a small answer), then the series of those names.
+// names each distinct query of the rules that could name metric selects (a small
+// answer, one call per query), then the series of those names.
 func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metric string) error {
 	d.mu.Lock()
 	rules, gen := *d.rules.Load(), d.rulesGen
 	d.mu.Unlock()
 	since := d.opts.Clock.Now().Add(-d.opts.MaxAge)
 	var groups []queryGroup
-	for i, r := range rules {
-		if r.Kind() != kind {
-			continue
-		}
-		names, err := d.opts.Client.LabelValues(ctx, "__name__", []string{r.SeriesQuery()}, since)
+	pos := map[string]int{}
+	for _, c := range candidates(rules, kind, metric) {
+		names, err := d.opts.Client.LabelValues(ctx, "__name__", []string{c.query}, since)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			if m, ok := r.MetricName(n); !ok || m != metric {
+			sel, ok := narrowSelector(c.query, n)
+			if !ok {
 				continue
 			}
-			if sel, ok := narrowSelector(r.SeriesQuery(), n); ok {
+			for _, i := range c.rules {
+				if m, ok := rules[i].MetricName(n); !ok || m != metric {
+					continue
+				}
+				if j, seen := pos[sel]; seen {
+					groups[j].rules = append(groups[j].rules, i)
+					continue
+				}
+				pos[sel] = len(groups)
 				groups = append(groups, queryGroup{query: sel, rules: []int{i}})
 			}
 		}

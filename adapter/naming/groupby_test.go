@@ -32,7 +32,12 @@ func TestGroupsByResource(t *testing.T) {
 		{"grouped by another label", `sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace)`, false},
 		{"grouped by the literal label", `sum(<<.Series>>{<<.LabelMatchers>>}) by (pod)`, false},
 		{"empty grouping", `sum by () (<<.Series>>{<<.LabelMatchers>>})`, false},
-		{"quoted grouping label", `sum by ("<<.GroupBy>>") (<<.Series>>{<<.LabelMatchers>>})`, false},
+		{"quoted grouping label is the same label (PromQL 3)", `sum by ("<<.GroupBy>>") (<<.Series>>{<<.LabelMatchers>>})`, true},
+		{"unbalanced parenthesis is not PromQL", `sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m]) by (<<.GroupBy>>)`, false},
+		{"set operator without on", `sum by (<<.GroupBy>>) (<<.Series>>{<<.LabelMatchers>>}) unless other{<<.LabelMatchers>>}`, true},
+		{"set operator with on", `<<.Series>>{<<.LabelMatchers>>} and on (namespace) other`, false},
+		{"grouping by the resource label twice over nested aggregations", `max by (<<.GroupBy>>) (avg by (le, <<.GroupBy>>) (<<.Series>>{<<.LabelMatchers>>}))`, true},
+		{"aggregation hidden in a subquery", `max_over_time(sum(<<.Series>>{<<.LabelMatchers>>})[5m:1m])`, false},
 		{"without", `sum without (container) (<<.Series>>{<<.LabelMatchers>>})`, false},
 		{"outer aggregation ungrouped", `max(sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>))`, false},
 		{"second aggregation ungrouped", `sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>) / sum(other)`, false},
@@ -59,7 +64,7 @@ func TestGroupsByResource(t *testing.T) {
 		{"conditional", `<<if .Series>>sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)<<end>>`, false},
 		{"variable", `<<$s := .Series>>sum(<<$s>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)`, false},
 		{"unterminated string", `<<.Series>>{<<.LabelMatchers>>,a="x}`, false},
-		{"by as a label name", `sum(<<.Series>>{<<.LabelMatchers>>,by="x"}) by (<<.GroupBy>>)`, false},
+		{"by as a label name", `sum(<<.Series>>{<<.LabelMatchers>>,by="x"}) by (<<.GroupBy>>)`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,8 @@ type namer struct {
 	filters []seriesFilter
 	matches *regexp.Regexp
 	as      string
+	// shape matches every API name this namer can produce (see nameShape).
+	shape *regexp.Regexp
 }
 
 // newNamer compiles the seriesFilters and the name mapping of a rule.
@@ -48,6 +50,7 @@ func newNamer(filters []config.RegexFilter, name config.NameMapping) (namer, err
 	if err != nil {
 		return namer{}, err
 	}
+	n.shape = nameShape(re, n.as)
 	return n, nil
 }
 

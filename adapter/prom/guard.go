@@ -108,6 +108,9 @@ func (g *Guard) run(ctx context.Context, endpoint string, fn func(context.Contex
 	g.metrics.inflight.Dec()
 	<-g.sem
 	g.metrics.requests.WithLabelValues(endpoint, outcome(err)).Observe(time.Since(start).Seconds())
+	if limit := limitKind(err); limit != "" {
+		g.metrics.limited.WithLabelValues(limit).Inc()
+	}
 	return err
 }
 
@@ -143,6 +146,8 @@ func outcome(err error) string {
 		return "canceled"
 	case errors.As(err, &apiErr):
 		return "prometheus_error"
+	case limitKind(err) != "":
+		return "limit_exceeded"
 	default:
 		return "transport_error"
 	}
@@ -152,6 +157,7 @@ type guardMetrics struct {
 	requests *prometheus.HistogramVec
 	inflight prometheus.Gauge
 	shared   prometheus.Counter
+	limited  *prometheus.CounterVec
 }
 
 func newGuardMetrics(reg prometheus.Registerer) (*guardMetrics, error) {
@@ -169,8 +175,12 @@ func newGuardMetrics(reg prometheus.Registerer) (*guardMetrics, error) {
 			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "deduplicated_queries_total",
 			Help: "Queries answered by sharing an identical query already in flight.",
 		}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "limit_exceeded_total",
+			Help: "Prometheus answers dropped because they exceeded a cap, by cap (response_bytes, series_bytes).",
+		}, []string{"limit"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.inflight, m.shared} {
+	for _, c := range []prometheus.Collector{m.requests, m.inflight, m.shared, m.limited} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -31,17 +31,21 @@ const (
 
 // HTTPClient talks to one Prometheus over its HTTP API.
 type HTTPClient struct {
-	api  api.Client
-	http *http.Client
-	verb Verb
+	api         api.Client
+	http        *http.Client
+	verb        Verb
+	maxResponse int64
+	maxSeries   int64
 }
 
 var _ Client = (*HTTPClient)(nil)
 
 // NewHTTPClient returns a client for the Prometheus at address (query parameters of
 // address, such as Thanos' dedup, are kept on every request) using httpClient for
-// transport (authentication, TLS). A nil httpClient means http.DefaultClient.
-func NewHTTPClient(address string, httpClient *http.Client, verb Verb) (*HTTPClient, error) {
+// transport (authentication, TLS). A nil httpClient means http.DefaultClient. Bodies
+// read are capped (DefaultMaxResponseBytes, DefaultMaxSeriesBytes unless opts say
+// otherwise); a response over a cap fails with a *LimitError.
+func NewHTTPClient(address string, httpClient *http.Client, verb Verb, opts ...HTTPOption) (*HTTPClient, error) {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
@@ -52,11 +56,25 @@ func NewHTTPClient(address string, httpClient *http.Client, verb Verb) (*HTTPCli
 	default:
 		return nil, fmt.Errorf("unknown prometheus verb %q (want GET or POST)", verb)
 	}
-	c, err := api.NewClient(api.Config{Address: address, Client: httpClient})
+	hc := &HTTPClient{http: httpClient, verb: verb, maxResponse: DefaultMaxResponseBytes, maxSeries: DefaultMaxSeriesBytes}
+	for _, o := range opts {
+		o(hc)
+	}
+	limited := *httpClient
+	limited.Transport = limitTransport{next: transportOf(httpClient), max: hc.maxResponse}
+	c, err := api.NewClient(api.Config{Address: address, Client: &limited})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
-	return &HTTPClient{api: c, http: httpClient, verb: verb}, nil
+	hc.api = c
+	return hc, nil
+}
+
+func transportOf(c *http.Client) http.RoundTripper {
+	if c.Transport != nil {
+		return c.Transport
+	}
+	return http.DefaultTransport
 }
 
 // newRequest builds a request for endpoint ep carrying form: GET with the form in the
@@ -207,5 +225,9 @@ func (c *HTTPClient) Series(ctx context.Context, matches []string, start time.Ti
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64*1024))
 		return decodeEnvelope(resp.StatusCode, body, &struct{}{})
 	}
-	return decodeSeriesStream(resp.Body, fn)
+	body := newRefilled(resp.Body, c.maxSeries)
+	return decodeSeriesStream(body, func(name string, labels []string) error {
+		body.refill()
+		return fn(name, labels)
+	})
 }

@@ -24,23 +24,51 @@ type TransportOptions struct {
 	// Headers are added to every request, as "Name: value" pairs.
 	Headers map[string][]string
 	// InCluster authenticates with the pod's service account, as the Kubernetes
-	// clients do. Exclusive with AuthConfig and the options above.
+	// clients do. Exclusive with AuthConfig and basic auth. As in
+	// prometheus-adapter, CAFile takes precedence: with it, InCluster is ignored
+	// (see Ignored), and TokenFile overrides the service account's token.
 	InCluster bool
 	// AuthConfig is a kubeconfig file whose cluster and user are used to reach
-	// Prometheus. Exclusive with InCluster and the options above.
+	// Prometheus. Same rules as InCluster.
 	AuthConfig   string
 	DisableHTTP2 bool
 }
 
-// Validate reports every inconsistency among the options.
+// kube reports whether Prometheus is reached through a Kubernetes client
+// configuration: InCluster or AuthConfig, and no CAFile (which prometheus-adapter
+// gives precedence).
+func (o TransportOptions) kube() bool {
+	return (o.InCluster || o.AuthConfig != "") && o.CAFile == ""
+}
+
+// Ignored names the options that have no effect in this combination, for a warning
+// at start: prometheus-adapter accepts them and ignores them the same way.
+func (o TransportOptions) Ignored() []string {
+	var out []string
+	if o.CAFile != "" && o.InCluster {
+		out = append(out, "--prometheus-auth-incluster is ignored because --prometheus-ca-file is set (as in prometheus-adapter)")
+	}
+	if o.CAFile != "" && o.AuthConfig != "" {
+		out = append(out, "--prometheus-auth-config is ignored because --prometheus-ca-file is set (as in prometheus-adapter)")
+	}
+	if o.kube() && o.ClientCertFile != "" {
+		out = append(out, "--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file are ignored without --prometheus-ca-file when --prometheus-auth-incluster or --prometheus-auth-config is set (as in prometheus-adapter)")
+	}
+	return out
+}
+
+// Validate reports every inconsistency among the options. Every combination
+// prometheus-adapter accepts is accepted, with its meaning: --prometheus-ca-file
+// (with or without a client certificate) takes precedence over
+// --prometheus-auth-incluster/--prometheus-auth-config, and --prometheus-token-file
+// adds its token to whichever client is used.
 func (o TransportOptions) Validate() []error {
 	var errs []error
 	if o.InCluster && o.AuthConfig != "" {
 		errs = append(errs, errors.New("--prometheus-auth-incluster and --prometheus-auth-config are mutually exclusive"))
 	}
-	kube := o.InCluster || o.AuthConfig != ""
-	if kube && (o.CAFile != "" || o.ClientCertFile != "" || o.TokenFile != "" || o.BasicAuthUsername != "") {
-		errs = append(errs, errors.New("--prometheus-auth-incluster/--prometheus-auth-config cannot be combined with the prometheus TLS, token or basic-auth flags"))
+	if (o.InCluster || o.AuthConfig != "") && o.BasicAuthUsername != "" {
+		errs = append(errs, errors.New("--prometheus-basic-auth-username cannot be combined with --prometheus-auth-incluster/--prometheus-auth-config"))
 	}
 	if (o.ClientCertFile == "") != (o.ClientKeyFile == "") {
 		errs = append(errs, errors.New("--prometheus-client-tls-cert-file and --prometheus-client-tls-key-file must be set together"))
@@ -59,7 +87,7 @@ func NewHTTPTransportClient(o TransportOptions) (*http.Client, error) {
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if o.InCluster || o.AuthConfig != "" {
+	if o.kube() {
 		return kubeHTTPClient(o)
 	}
 	cfg := commonconfig.DefaultHTTPClientConfig
@@ -109,9 +137,15 @@ func kubeHTTPClient(o TransportOptions) (*http.Client, error) {
 		}
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return headerRoundTripper{headers, rt} })
 	}
+
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus auth config: %w", err)
+	}
+	if o.TokenFile != "" {
+		// Outermost, so its Authorization is set first and the kubeconfig's own
+		// credentials leave it alone, as in prometheus-adapter; re-read per request.
+		client.Transport = commonconfig.NewAuthorizationCredentialsRoundTripper("Bearer", commonconfig.NewFileSecret(o.TokenFile), client.Transport)
 	}
 	return client, nil
 }

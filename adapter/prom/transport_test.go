@@ -86,7 +86,7 @@ func TestTransportRereadsCredentialFiles(t *testing.T) {
 func TestTransportValidation(t *testing.T) {
 	bad := []TransportOptions{
 		{InCluster: true, AuthConfig: "x"},
-		{InCluster: true, TokenFile: "x"},
+		{InCluster: true, BasicAuthUsername: "u", BasicAuthPasswordFile: "p"},
 		{ClientCertFile: "c"},
 		{TokenFile: "t", BasicAuthUsername: "u", BasicAuthPasswordFile: "p"},
 		{BasicAuthUsername: "u"},
@@ -96,8 +96,22 @@ func TestTransportValidation(t *testing.T) {
 			t.Errorf("case %d: want validation error for %+v", i, o)
 		}
 	}
-	if errs := (TransportOptions{BasicAuthUsername: "u", BasicAuthPasswordFile: "p"}).Validate(); len(errs) != 0 {
-		t.Errorf("valid options rejected: %v", errs)
+	// Every combination prometheus-adapter accepts.
+	for _, o := range []TransportOptions{
+		{BasicAuthUsername: "u", BasicAuthPasswordFile: "p"},
+		{InCluster: true, TokenFile: "t"},
+		{InCluster: true, CAFile: "ca"},
+		{InCluster: true, CAFile: "ca", ClientCertFile: "c", ClientKeyFile: "k", TokenFile: "t"},
+		{AuthConfig: "kc", TokenFile: "t"},
+		{AuthConfig: "kc", CAFile: "ca"},
+		{AuthConfig: "kc", ClientCertFile: "c", ClientKeyFile: "k"},
+	} {
+		if errs := o.Validate(); len(errs) != 0 {
+			t.Errorf("%+v rejected: %v", o, errs)
+		}
+	}
+	if got := (TransportOptions{InCluster: true, CAFile: "ca"}).Ignored(); len(got) != 1 || !strings.Contains(got[0], "--prometheus-auth-incluster is ignored") {
+		t.Errorf("Ignored() = %v, want the in-cluster note", got)
 	}
 }
 

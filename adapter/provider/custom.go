@@ -118,6 +118,9 @@ func (p *Provider) useNamespaceQuery(target discovery.Target, n int) bool {
 // customTarget normalises info and finds its target, discovering it on demand when it
 // is not registered yet.
 func (p *Provider) customTarget(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, discovery.Target, error) {
+	if naming.CheckMetricName(info.Metric) != nil {
+		return info, discovery.Target{}, impossibleMetric(info.GroupResource, info.Metric)
+	}
 	normalized, _, err := info.Normalized(p.opts.Mapper)
 	if err != nil {
 		return info, discovery.Target{}, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)

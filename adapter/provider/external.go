@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/ebbflow/ebbflow/adapter/naming"
 )
 
 const apiExternal = "external.metrics.k8s.io"
@@ -20,6 +22,9 @@ var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (_ *external_metrics.ExternalMetricValueList, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiExternal, start, err) }()
+	if naming.CheckMetricName(info.Metric) != nil {
+		return nil, impossibleMetric(externalResource, info.Metric)
+	}
 	target, ok := p.opts.Registry.Registry().External(info.Metric)
 	if !ok && p.opts.Registry.DiscoverExternal(ctx, info.Metric) {
 		target, ok = p.opts.Registry.Registry().External(info.Metric)

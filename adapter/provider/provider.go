@@ -13,11 +13,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
@@ -109,6 +111,16 @@ func queryError(ctx context.Context, err error) error {
 	}
 	logError(ctx, err, "Rendering the metrics query failed")
 	return apierrors.NewInternalError(errInternal)
+}
+
+// impossibleMetric is the 404 for a name no rule can produce (too long, or bytes no
+// metric name holds); the name is shortened so a huge one is not echoed back.
+func impossibleMetric(gr schema.GroupResource, metric string) error {
+	const keep = 64
+	if len(metric) > keep {
+		metric = strings.ToValidUTF8(metric[:keep], "") + "..."
+	}
+	return provider.NewMetricNotFoundError(gr, metric)
 }
 
 // query sends q to Prometheus; failures become a generic 500 with detail logged.

@@ -6,6 +6,7 @@ package ruleset
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 
@@ -31,12 +32,14 @@ type Set struct {
 
 // Parse loads, validates and compiles data. The error lists every problem found.
 func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
-	cfg, err := config.Load(data)
-	if err != nil {
+	cfg, err := config.LoadPartial(data)
+	if cfg == nil {
 		return nil, err
 	}
-	if err := config.Validate(cfg, mapper); err != nil {
-		return nil, err
+	// What could be read is validated even when the file has unknown keys, so every
+	// problem is reported at once.
+	if verr := config.Validate(cfg, mapper); err != nil || verr != nil {
+		return nil, errors.Join(err, verr)
 	}
 	sum := sha256.Sum256(data)
 	set := &Set{Config: cfg, Warnings: config.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}

@@ -43,7 +43,7 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc, err := prom.NewHTTPClient(o.PrometheusURL, hc, prom.Verb(o.PrometheusVerb))
+	pc, err := prom.NewHTTPClient(o.PrometheusURL, hc, prom.Verb(o.PrometheusVerb), prom.WithMaxResponseBytes(o.MaxResponseBytes))
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +90,15 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, Registerer: c.Registerer})
+	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
 	if err != nil {
 		return err
 	}
 	disc.SetRules(c.rules.Rules)
 	logRuleSet(logger, c.rules)
+	for _, note := range o.Transport.Ignored() {
+		logger.Info("Prometheus connection option ignored", "reason", note)
+	}
 
 	restConfig, err := o.Base.ClientConfig()
 	if err != nil {

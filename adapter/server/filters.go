@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,10 +12,11 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/naming"
 )
 
-// InstallFilters adds ebbflow's request filters to an API server config: selectors
-// of metrics requests are checked before the metrics handlers see them, so a
-// malformed or oversized selector is a 400 (custom-metrics-apiserver itself answers
-// some of them with 500) and never reaches a provider.
+// InstallFilters adds ebbflow's request filters to an API server config: paths and
+// selectors of metrics requests are checked before the metrics handlers see them, so
+// a malformed or oversized selector, namespace or object name is a 400
+// (custom-metrics-apiserver itself answers some of them with 500), a metric name no
+// rule can produce is a 404, and neither reaches a provider.
 func InstallFilters(cfg *genericapiserver.Config) {
 	build := cfg.BuildHandlerChainFunc
 	if build == nil {
@@ -32,15 +32,19 @@ var selectorParams = []string{"labelSelector", "metricLabelSelector"}
 
 func validateSelectors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/apis/custom.metrics.k8s.io/") && !strings.HasPrefix(r.URL.Path, "/apis/external.metrics.k8s.io/") {
+		mp, ok := parseMetricsPath(r.URL.Path)
+		if !ok {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if !checkMetricsPath(w, mp) {
 			return
 		}
 		query := r.URL.Query()
 		for _, p := range selectorParams {
 			for _, v := range query[p] {
 				if err := checkSelector(v); err != nil {
-					writeBadRequest(w, fmt.Sprintf("invalid %s: %v", p, err))
+					writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("invalid %s: %v", p, err)))
 					return
 				}
 			}
@@ -57,11 +61,12 @@ func checkSelector(s string) error {
 	return err
 }
 
-func writeBadRequest(w http.ResponseWriter, msg string) {
-	status := apierrors.NewBadRequest(msg).ErrStatus
+// writeStatus writes err as a Kubernetes Status object with its HTTP code.
+func writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
+	status := err.ErrStatus
 	status.Kind, status.APIVersion = "Status", "v1"
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(int(status.Code))
 	_ = json.NewEncoder(w).Encode(status)
 }

@@ -13,6 +13,7 @@ import (
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 )
@@ -36,6 +37,8 @@ type Options struct {
 	NamespaceQueryThreshold int
 	ConfigCheckInterval     time.Duration
 	NaNValues               string
+	MaxResponseBytes        int64
+	MaxSeries               int
 }
 
 // NewOptions returns options with their defaults.
@@ -50,6 +53,8 @@ func NewOptions() *Options {
 		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
 		ConfigCheckInterval:     10 * time.Second,
 		NaNValues:               config.NaNZero,
+		MaxResponseBytes:        prom.DefaultMaxResponseBytes,
+		MaxSeries:               discovery.DefaultMaxSeries,
 	}
 }
 
@@ -77,6 +82,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
 	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
+	fs.Int64Var(&o.MaxResponseBytes, "prometheus-max-response-bytes", o.MaxResponseBytes, "Largest query or label-values response read from Prometheus; a larger one fails the request.")
+	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 
 // Validate reports every problem with the options.
@@ -105,6 +112,12 @@ func (o *Options) Validate() []error {
 	}
 	if o.NaNValues != config.NaNZero && o.NaNValues != config.NaNDrop {
 		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.NaNValues))
+	}
+	if o.MaxResponseBytes < 1024 {
+		errs = append(errs, errors.New("--prometheus-max-response-bytes must be at least 1024"))
+	}
+	if o.MaxSeries < 1 {
+		errs = append(errs, errors.New("--metrics-max-series must be at least 1"))
 	}
 	if o.ConfigCheckInterval <= 0 {
 		errs = append(errs, errors.New("--config-check-interval must be positive"))

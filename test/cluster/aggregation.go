@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,9 +75,9 @@ func (c *Cluster) APIServiceNames() []string {
 }
 
 // applyAdapterObjects writes the rule file and the adapter's kubeconfig and
-// creates its namespace, ExternalName Service and RBAC: delegated authn/authz
-// (system:auth-delegator, extension-apiserver-authentication-reader) and read
-// access to the objects metrics describe.
+// creates its namespace, ExternalName Service and RBAC: the RBAC rendered from
+// manifests/adapter (delegated authn/authz, read access to the objects metrics
+// describe), bound to the adapter's user.
 func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
 	if err := c.WriteRules(c.opts.RulesYAML); err != nil {
 		return err
@@ -90,8 +89,7 @@ func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
 	if _, err := c.writeKubeconfig("user-"+adapterUser, pair); err != nil {
 		return err
 	}
-	core, rbac := c.client.CoreV1(), c.client.RbacV1()
-	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: adapterUser}}
+	core := c.client.CoreV1()
 	creates := []struct {
 		what string
 		fn   func() error
@@ -108,48 +106,14 @@ func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
 			}, metav1.CreateOptions{})
 			return err
 		}},
-		{"cluster role", func() error {
-			_, err := rbac.ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-reader"},
-				Rules: []rbacv1.PolicyRule{
-					{APIGroups: []string{""}, Resources: []string{"pods", "services", "namespaces", "nodes", "endpoints", "configmaps"}, Verbs: []string{"get", "list", "watch"}},
-					{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch"}},
-					{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: []string{"get", "list", "watch"}},
-				},
-			}, metav1.CreateOptions{})
-			return err
-		}},
-		{"reader binding", func() error {
-			_, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-reader"},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "ebbflow-adapter-reader"},
-				Subjects:   subject,
-			}, metav1.CreateOptions{})
-			return err
-		}},
-		{"auth-delegator binding", func() error {
-			_, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter:system:auth-delegator"},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"},
-				Subjects:   subject,
-			}, metav1.CreateOptions{})
-			return err
-		}},
-		{"auth-reader binding", func() error {
-			_, err := rbac.RoleBindings("kube-system").Create(ctx, &rbacv1.RoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: "ebbflow-adapter-auth-reader"},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
-				Subjects:   subject,
-			}, metav1.CreateOptions{})
-			return err
-		}},
 	}
 	for _, cr := range creates {
 		if err := cr.fn(); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create adapter %s: %w", cr.what, err)
 		}
 	}
-	return nil
+	// The adapter's permissions are those manifests/adapter ships, nothing more.
+	return c.applyShippedRBAC(ctx, "adapter", "ebbflow-adapter", adapterUser)
 }
 
 // ensureAPIServices creates the adapter's APIServices or updates their spec.

@@ -1,12 +1,9 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,14 +12,11 @@ import (
 	"strconv"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 )
 
 // Autoscaler is the component name of ebbflow-autoscaler for LogTail.
@@ -163,8 +157,9 @@ func (c *Cluster) autoscalerKubeconfig() string {
 }
 
 // installAutoscalerObjects writes the autoscaler's kubeconfig, applies the
-// CRD and waits until it is Established, and applies the RBAC manifests with
-// their ServiceAccount subjects replaced by the user ebbflow-autoscaler.
+// CRD and waits until it is Established, and applies the RBAC rendered from
+// manifests/autoscaler with its ServiceAccount subjects replaced by the user
+// ebbflow-autoscaler.
 func (c *Cluster) installAutoscalerObjects(ctx context.Context) error {
 	if _, err := os.Stat(c.autoscalerKubeconfig()); err != nil {
 		pair, err := c.pki.clusterCA.issue(certSpec{commonName: autoscalerUser})
@@ -179,31 +174,24 @@ func (c *Cluster) installAutoscalerObjects(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	manifests := filepath.Join(c.tools.repoRoot, "manifests", "autoscaler")
-	crds, err := filepath.Glob(filepath.Join(manifests, "crd", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		return fmt.Errorf("no CRD in %s (%v)", filepath.Join(manifests, "crd"), err)
+	kinds := map[string]bool{"CustomResourceDefinition": true}
+	for k := range rbacKinds {
+		kinds[k] = true
 	}
-	var objs []*unstructured.Unstructured
-	for _, f := range append(crds, filepath.Join(manifests, "rbac.yaml"), filepath.Join(manifests, "rbac-hpa.yaml"), filepath.Join(manifests, "rbac-scale.yaml")) {
-		o, err := readObjects(f)
-		if err != nil {
-			return err
-		}
-		objs = append(objs, o...)
+	// The CRD and RBAC as manifests/autoscaler renders them: the autoscaler runs with
+	// exactly the permissions users install.
+	objs, err := c.renderShipped(ctx, "autoscaler", kinds)
+	if err != nil {
+		return err
 	}
 	var crdNames []string
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
-		switch gvk.Kind {
-		case "CustomResourceDefinition":
+		if gvk.Kind == "CustomResourceDefinition" {
 			crdNames = append(crdNames, o.GetName())
-		case "ClusterRoleBinding", "RoleBinding":
-			if err := unstructured.SetNestedSlice(o.Object, []any{map[string]any{
-				"kind": rbacv1.UserKind, "apiGroup": rbacv1.GroupName, "name": autoscalerUser,
-			}}, "subjects"); err != nil {
-				return err
-			}
+		}
+		if err := rebindSubjects(o, "ebbflow-autoscaler", autoscalerUser); err != nil {
+			return err
 		}
 		if err := apply(ctx, dyn, o); err != nil {
 			return fmt.Errorf("apply %s %s: %w", gvk.Kind, o.GetName(), err)
@@ -229,33 +217,6 @@ func (c *Cluster) installAutoscalerObjects(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// readObjects decodes the YAML documents of a manifest file.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(doc, &m); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", path, err)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
 }
 
 // apply creates obj or replaces the existing object's content with it.

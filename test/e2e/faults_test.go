@@ -170,11 +170,26 @@ func waitRejected(t *testing.T, content []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
 	defer cancel()
 	for {
-		for _, line := range strings.Split(env().LogTail(cluster.Adapter, 2000), "\n") {
-			if strings.Contains(line, "Rule file rejected") && strings.Contains(line, hash) {
-				t.Logf("adapter: %s", line)
+		// A multi-line error puts the record's key/values (the hash) lines below
+		// its message: look at each rejection record up to the next record.
+		tail := env().LogTail(cluster.Adapter, 2000)
+		for rest := tail; ; {
+			i := strings.Index(rest, "Rule file rejected")
+			if i < 0 {
+				break
+			}
+			record := rest[i:]
+			if end := strings.Index(record, "\nI1"); end >= 0 {
+				record = record[:end]
+			}
+			if end := strings.Index(record, "\nE1"); end >= 0 {
+				record = record[:end]
+			}
+			if strings.Contains(record, hash) {
+				t.Logf("adapter: %s", record)
 				return
 			}
+			rest = rest[i+1:]
 		}
 		select {
 		case <-ctx.Done():
