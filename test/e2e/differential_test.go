@@ -334,8 +334,16 @@ func (s replicaSeq) String() string {
 }
 
 // compareSeqs returns "" if the sequences have the same values and each
-// change is within skew of its counterpart, else what differs.
+// change is within skew of its counterpart, else what differs. A transient —
+// an intermediate count, between its neighbours, held for at most one sync
+// period — is forgiven on either side: it comes from a sync that read one
+// metric before and another after a simultaneous change of both (a sampling
+// accident of the moment, not a different rule), and the other controller,
+// syncing a moment later, skipped it.
 func compareSeqs(a, b replicaSeq, skew time.Duration) string {
+	if !slices.Equal(a.values(), b.values()) {
+		a, b = withoutTransients(a), withoutTransients(b)
+	}
 	if !slices.Equal(a.values(), b.values()) {
 		return fmt.Sprintf("values differ: %v vs %v", a.values(), b.values())
 	}
@@ -349,6 +357,23 @@ func compareSeqs(a, b replicaSeq, skew time.Duration) string {
 		return "timing beyond " + skew.String() + ": " + strings.Join(late, ", ")
 	}
 	return ""
+}
+
+// withoutTransients drops each change that lies strictly between its
+// neighbours and was replaced within one sync period (plus a second).
+func withoutTransients(s replicaSeq) replicaSeq {
+	out := replicaSeq{}
+	for i, c := range s {
+		if i > 0 && i < len(s)-1 {
+			prev, next := s[i-1].replicas, s[i+1].replicas
+			between := (prev < c.replicas && c.replicas < next) || (prev > c.replicas && c.replicas > next)
+			if between && s[i+1].at-c.at <= diffSyncPeriod+time.Second {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // diffEnv is a cluster with the exporter Prometheus scrapes for it.
@@ -777,6 +802,9 @@ func TestDifferentialCompare(t *testing.T) {
 		{"other value", seq(1, 0*s, 4, 3*s, 0, 23*s), false},
 		{"missing change", seq(1, 0*s, 3, 3*s), false},
 		{"extra change", seq(1, 0*s, 3, 3*s, 1, 10*s, 0, 23*s), false},
+		{"transient within a sync", seq(1, 0*s, 3, 3*s, 1, 18*s, 0, 23*s), true},
+		{"transient held longer", seq(1, 0*s, 3, 3*s, 1, 16*s, 0, 23*s), false},
+		{"not between its neighbours", seq(1, 0*s, 3, 3*s, 4, 18*s, 0, 23*s), false},
 		{"late", seq(1, 0*s, 3, 3*s+diffSkew+s, 0, 23*s), false},
 	} {
 		if got := compareSeqs(kcm, tc.other, diffSkew) == ""; got != tc.match {
