@@ -3,7 +3,6 @@ package record
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -13,15 +12,10 @@ import (
 // SameOutcome reports whether two records describe the same outcome: the same
 // replicas before and after, the same winning metric, the same steps (by
 // stage), whether the scale was written and why not, and the same error. Time,
-// metric values and messages may differ. A nil record equals nothing.
+// metric values and messages may differ. A nil record equals nothing. It is
+// the comparison of Signatures, which is what the controller stores.
 func SameOutcome(a, b *v1alpha1.DecisionRecord) bool {
-	if a == nil || b == nil {
-		return false
-	}
-	return a.Outcome == b.Outcome && a.CurrentReplicas == b.CurrentReplicas &&
-		a.DesiredReplicas == b.DesiredReplicas && a.WinningMetric == b.WinningMetric &&
-		a.Scaled == b.Scaled && a.NotScaledReason == b.NotScaledReason && a.Error == b.Error &&
-		slices.Equal(stages(a), stages(b))
+	return a != nil && b != nil && Signature(a) == Signature(b)
 }
 
 // Signature is a compact key of a record's outcome: two records have the same
