@@ -147,11 +147,13 @@ func (c CompletedConfig) checkCRD() error {
 func (c CompletedConfig) controllerConfig() controller.Config {
 	o := c.Options
 	return controller.Config{
-		SyncPeriod:              o.SyncPeriod,
-		Tolerance:               o.Tolerance,
-		DownscaleStabilization:  o.DownscaleStabilization,
-		CPUInitializationPeriod: o.CPUInitializationPeriod,
-		InitialReadinessDelay:   o.InitialReadinessDelay,
-		Workers:                 o.Workers,
+		SyncPeriod:               o.SyncPeriod,
+		Tolerance:                o.Tolerance,
+		DownscaleStabilization:   o.DownscaleStabilization,
+		CPUInitializationPeriod:  o.CPUInitializationPeriod,
+		InitialReadinessDelay:    o.InitialReadinessDelay,
+		Workers:                  o.Workers,
+		MetricReadsPerEvaluation: o.MetricReadsPerEvaluation,
+		MaxConcurrentMetricReads: o.MaxConcurrentMetricReads,
 	}
 }

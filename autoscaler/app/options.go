@@ -13,6 +13,8 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
 	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/controller"
 )
 
 // HPA modes.
@@ -37,6 +39,10 @@ type Options struct {
 	CPUInitializationPeriod time.Duration
 	InitialReadinessDelay   time.Duration
 	Workers                 int
+	// MetricReadsPerEvaluation and MaxConcurrentMetricReads bound the
+	// metric reads in flight per evaluation and over all workers.
+	MetricReadsPerEvaluation int
+	MaxConcurrentMetricReads int
 
 	HPAMode     string
 	Autoscalers bool
@@ -57,18 +63,20 @@ type Options struct {
 // NewOptions returns options with their defaults.
 func NewOptions() *Options {
 	return &Options{
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
-		SyncPeriod:              15 * time.Second,
-		Tolerance:               0.1,
-		DownscaleStabilization:  5 * time.Minute,
-		CPUInitializationPeriod: 5 * time.Minute,
-		InitialReadinessDelay:   30 * time.Second,
-		Workers:                 5,
-		HPAMode:                 HPAModeOff,
-		Autoscalers:             true,
-		ClusterProportional:     true,
-		MetricsDedupWindow:      -1,
+		KubeAPIQPS:               50,
+		KubeAPIBurst:             100,
+		SyncPeriod:               15 * time.Second,
+		Tolerance:                0.1,
+		DownscaleStabilization:   5 * time.Minute,
+		CPUInitializationPeriod:  5 * time.Minute,
+		InitialReadinessDelay:    30 * time.Second,
+		Workers:                  5,
+		MetricReadsPerEvaluation: controller.DefaultMetricReadsPerEvaluation,
+		MaxConcurrentMetricReads: controller.DefaultMaxConcurrentMetricReads,
+		HPAMode:                  HPAModeOff,
+		Autoscalers:              true,
+		ClusterProportional:      true,
+		MetricsDedupWindow:       -1,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:       true,
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -95,6 +103,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", o.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
 	fs.IntVar(&o.Workers, "concurrent-horizontal-pod-autoscaler-syncs", o.Workers, "Number of autoscalers evaluated concurrently.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
+	fs.IntVar(&o.MetricReadsPerEvaluation, "metric-reads-per-evaluation", o.MetricReadsPerEvaluation, "Metric reads one evaluation makes at once (its metrics are read concurrently, so it takes as long as the slowest read); 1 reads them one after the other as kube-controller-manager does. Decisions do not depend on it.")
+	fs.IntVar(&o.MaxConcurrentMetricReads, "max-concurrent-metric-reads", o.MaxConcurrentMetricReads, "Metric reads in flight at once over all workers, to bound the load on the metrics APIs.")
 	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
 	fs.BoolVar(&o.Autoscalers, "autoscalers", o.Autoscalers, "Reconcile autoscaling.ebbflow.dev Autoscalers (needs the CRD).")
 	fs.BoolVar(&o.ClusterProportional, "cluster-proportional", o.ClusterProportional, "Serve ClusterProportional metrics of Autoscalers: watch nodes and ConfigMaps (only their linear and ladder keys are kept in memory). Needs list/watch on nodes and configmaps.")
@@ -124,6 +134,12 @@ func (o *Options) Validate() []error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-horizontal-pod-autoscaler-syncs must be at least 1"))
+	}
+	if o.MetricReadsPerEvaluation < 1 {
+		errs = append(errs, errors.New("--metric-reads-per-evaluation must be at least 1"))
+	}
+	if o.MaxConcurrentMetricReads < 1 {
+		errs = append(errs, errors.New("--max-concurrent-metric-reads must be at least 1"))
 	}
 	if o.HPAMode != HPAModeOff && o.HPAMode != HPAModeAll {
 		errs = append(errs, fmt.Errorf("--hpa-mode must be %q or %q, not %q", HPAModeOff, HPAModeAll, o.HPAMode))

@@ -52,6 +52,10 @@ func TestFlags(t *testing.T) {
 	if o := parse(t, "--concurrent-horizontal-pod-autoscaler-syncs=3"); o.Workers != 3 {
 		t.Errorf("workers = %d", o.Workers)
 	}
+	o = parse(t, "--metric-reads-per-evaluation=1", "--max-concurrent-metric-reads=20")
+	if o.MetricReadsPerEvaluation != 1 || o.MaxConcurrentMetricReads != 20 {
+		t.Errorf("metric read bounds = %d, %d; want 1, 20", o.MetricReadsPerEvaluation, o.MaxConcurrentMetricReads)
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -61,6 +65,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{[]string{"--hpa-mode=some"}, `--hpa-mode must be "off" or "all"`},
 		{[]string{"--workers=0"}, "at least 1"},
+		{[]string{"--metric-reads-per-evaluation=0"}, "--metric-reads-per-evaluation must be at least 1"},
+		{[]string{"--max-concurrent-metric-reads=-3"}, "--max-concurrent-metric-reads must be at least 1"},
 		{[]string{"--horizontal-pod-autoscaler-sync-period=0s"}, "sync-period must be positive"},
 		{[]string{"--horizontal-pod-autoscaler-tolerance=-1"}, "tolerance must not be negative"},
 		{[]string{"--metrics-dedup-window=15s"}, "shorter than"},

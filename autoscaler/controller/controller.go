@@ -34,6 +34,13 @@ type Config struct {
 	InitialReadinessDelay   time.Duration
 	// Workers is the number of objects evaluated at once.
 	Workers int
+	// MetricReadsPerEvaluation bounds the metric reads one evaluation has
+	// in flight (0: DefaultMetricReadsPerEvaluation; 1: one after the
+	// other, as upstream).
+	MetricReadsPerEvaluation int
+	// MaxConcurrentMetricReads bounds the metric reads in flight over all
+	// workers (0: DefaultMaxConcurrentMetricReads).
+	MaxConcurrentMetricReads int
 }
 
 // Deps are the controller's collaborators. All are required except Clock
@@ -69,6 +76,7 @@ type Controller struct {
 	writes   *writeTracker
 	pods     *podSource
 	cluster  *clusterWatch
+	reads    *readLimiter
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -89,6 +97,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		state:   newStateStore(),
 		tracker: newSelectorTracker(),
 		writes:  newWriteTracker(),
+		reads:   newReadLimiter(cfg.MetricReadsPerEvaluation, cfg.MaxConcurrentMetricReads, deps.SelfMetrics),
 	}
 	pods, err := newPodSource(deps.Pods)
 	if err != nil {

@@ -68,7 +68,7 @@ func (ev *evaluation) observe(ctx context.Context) observation {
 			obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
 		}
 		if obs.inputsErr == nil {
-			obs.readings = ev.readMetrics(ctx, obs.shared)
+			obs.readings = ev.readMetrics(ctx)
 			obs.proportional = ev.observeProportional()
 		}
 	}
@@ -126,22 +126,6 @@ func (ev *evaluation) sharedInputs(ts *targetScale) (decision.Shared, error) {
 	}, nil
 }
 
-// readMetrics reads every metric of the spec, in order. A metric whose spec
-// is invalid is not read (decision.Propose reports it).
-func (ev *evaluation) readMetrics(ctx context.Context, shared decision.Shared) []decision.Reading {
-	specs := ev.obj.Spec.Metrics
-	out := make([]decision.Reading, len(specs))
-	for i, spec := range specs {
-		out[i] = decision.Reading{Spec: spec}
-		if _, err := decision.Classify(spec); err != nil {
-			continue
-		}
-		missingAsZero := i < len(ev.obj.MetricOptions) && ev.obj.MetricOptions[i].MissingAsZero
-		ev.read(ctx, &out[i], missingAsZero)
-	}
-	return out
-}
-
 // read fills r with one metric's values from the metrics APIs. With
 // missingAsZero an empty answer of an Object or External metric reads as 0.
 func (ev *evaluation) read(ctx context.Context, r *decision.Reading, missingAsZero bool) {
@@ -174,9 +158,14 @@ func (ev *evaluation) read(ctx context.Context, r *decision.Reading, missingAsZe
 		r.Value, r.Values, r.Timestamp, err = 0, []int64{0}, ev.now, nil
 	}
 	if err != nil {
-		ev.c.deps.SelfMetrics.fetchError(string(spec.Type))
-		r.Err = decision.FetchError(spec, ns, err)
+		ev.readFailed(r, err)
 	}
+}
+
+// readFailed records a failed read of r's metric as upstream words it.
+func (ev *evaluation) readFailed(r *decision.Reading, err error) {
+	ev.c.deps.SelfMetrics.fetchError(string(r.Spec.Type))
+	r.Err = decision.FetchError(r.Spec, ev.obj.Namespace, err)
 }
 
 // isEmptyAnswer reports whether err says the metrics API answered with no

@@ -15,6 +15,7 @@ type SelfMetrics struct {
 	outcomes          *prometheus.CounterVec
 	writes            *prometheus.CounterVec
 	fallbacks         *prometheus.GaugeVec
+	inFlight          prometheus.Gauge
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -57,8 +58,13 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "fallback_active",
 			Help:      "1 while an autoscaler's fallback applies (a metric failed or stale for fallback.after), else 0; by kind, namespace and name.",
 		}, []string{"kind", "namespace", "name"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "metric_reads_in_flight",
+			Help:      "Metric reads in flight over all workers (bounded by --max-concurrent-metric-reads).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -91,6 +97,13 @@ func (m *SelfMetrics) fetchError(sourceType string) {
 		return
 	}
 	m.fetchErrors.WithLabelValues(sourceType).Inc()
+}
+
+func (m *SelfMetrics) readsInFlight(delta float64) {
+	if m == nil {
+		return
+	}
+	m.inFlight.Add(delta)
 }
 
 func (m *SelfMetrics) decision(direction string) {
