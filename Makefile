@@ -6,10 +6,10 @@ CACHE := .cache
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
-UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/...
+UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/metricsstub/... ./test/benchcluster/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-reaction bench-zero-reaction demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction demo verify deps tools clean
 
 all: build
 
@@ -40,6 +40,11 @@ fuzz:
 ## bench: benchmarks; results go to _output/bench/ (see docs/benchmarks.md)
 bench:
 	hack/bench.sh
+
+## bench-cluster: kube-controller-manager's HPA controller and ebbflow-autoscaler (drop-in) one after the other on the local cluster against a 100 ms external metrics API; report in _output/bench/ (EBBFLOW_BENCH_N, _WORKERS, _VARIANTS, _WINDOW; see docs/benchmarks.md)
+bench-cluster:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 100m -v -run '^TestBenchCluster$$' ./test/benchcluster/ 2>&1 | tee _output/bench/cluster-$$(date -u +%Y%m%dT%H%M%SZ).log
 
 ## bench-reaction: ClusterProportional reaction time on the local cluster (node added/deleted → /scale written; EBBFLOW_REACTION_EVENTS=30)
 bench-reaction:

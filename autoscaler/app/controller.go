@@ -53,6 +53,7 @@ func metaFor(namespace, name string) metav1.ObjectMeta {
 func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.DeferredDiscoveryRESTMapper) (metrics.Client, error) {
 	cfg := rest.CopyConfig(c.Rest)
 	cfg.Timeout = c.Options.SyncPeriod
+	cfg.QPS, cfg.Burst = c.Options.MetricsAPIQPS, c.Options.MetricsAPIBurst
 	resources, err := resourceclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("resource metrics client: %w", err)

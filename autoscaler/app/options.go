@@ -32,6 +32,12 @@ type Options struct {
 	Kubeconfig   string
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// MetricsAPIQPS and MetricsAPIBurst are the client-side rate limit of
+	// each metrics API client (resource, custom, external), apart from the
+	// Kubernetes API budget: reads of slow metrics APIs are bounded by
+	// MaxConcurrentMetricReads as well.
+	MetricsAPIQPS   float32
+	MetricsAPIBurst int
 
 	SyncPeriod              time.Duration
 	Tolerance               float64
@@ -63,8 +69,10 @@ type Options struct {
 // NewOptions returns options with their defaults.
 func NewOptions() *Options {
 	return &Options{
-		KubeAPIQPS:               50,
-		KubeAPIBurst:             100,
+		KubeAPIQPS:               400,
+		KubeAPIBurst:             800,
+		MetricsAPIQPS:            1000,
+		MetricsAPIBurst:          2000,
 		SyncPeriod:               15 * time.Second,
 		Tolerance:                0.1,
 		DownscaleStabilization:   5 * time.Minute,
@@ -94,8 +102,10 @@ func NewOptions() *Options {
 // AddFlags registers all flags on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file; empty means in-cluster configuration.")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the Kubernetes API server (metrics APIs included).")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second of each client of the Kubernetes API server (scale, autoscalers, events; not the metrics APIs). Every evaluation reads a /scale: 5,000 autoscalers every 15 s need 333.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the Kubernetes API server.")
+	fs.Float32Var(&o.MetricsAPIQPS, "metrics-api-qps", o.MetricsAPIQPS, "Queries per second of each metrics API client (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io): 5,000 autoscalers with 3 metrics every 15 s read 1,000 per second before deduplication.")
+	fs.IntVar(&o.MetricsAPIBurst, "metrics-api-burst", o.MetricsAPIBurst, "Burst of queries to each metrics API.")
 	fs.DurationVar(&o.SyncPeriod, "horizontal-pod-autoscaler-sync-period", o.SyncPeriod, "How often each autoscaler is evaluated.")
 	fs.Float64Var(&o.Tolerance, "horizontal-pod-autoscaler-tolerance", o.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
 	fs.DurationVar(&o.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", o.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
@@ -134,6 +144,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-horizontal-pod-autoscaler-syncs must be at least 1"))
+	}
+	if o.KubeAPIQPS <= 0 || o.MetricsAPIQPS <= 0 {
+		errs = append(errs, errors.New("--kube-api-qps and --metrics-api-qps must be positive"))
 	}
 	if o.MetricReadsPerEvaluation < 1 {
 		errs = append(errs, errors.New("--metric-reads-per-evaluation must be at least 1"))

@@ -45,6 +45,10 @@ func newReadLimiter(perEvaluation, global int, self *SelfMetrics) *readLimiter {
 // failed(i, ctx.Err()) instead.
 func (l *readLimiter) run(ctx context.Context, jobs []int, read func(context.Context, int), failed func(int, error)) {
 	one := func(i int) {
+		if err := ctx.Err(); err != nil {
+			failed(i, err)
+			return
+		}
 		select {
 		case l.slots <- struct{}{}:
 		case <-ctx.Done():

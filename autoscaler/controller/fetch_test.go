@@ -37,7 +37,7 @@ type answer struct {
 type randomClient struct {
 	answers map[string]answer
 
-	mu               sync.Mutex
+	mu                sync.Mutex
 	inFlight, maxSeen int
 }
 

@@ -115,6 +115,8 @@ type Cluster struct {
 	autoscalerMu   sync.Mutex // serializes StartAutoscaler
 	autoscalerPort int        // ebbflow-autoscaler's --health-addr port, once chosen
 	autoscalerArgs []string   // command line of the last autoscaler started
+
+	kcm ControllerManagerOptions // of the running kube-controller-manager
 }
 
 // ports are the loopback ports of the cluster's components.
@@ -135,7 +137,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}}
+	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{},
+		kcm: ControllerManagerOptions{DisableHPAController: opts.DisableHPAController}}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "ebbflow-cluster-"); err != nil {
 			return nil, fmt.Errorf("cluster: create work directory: %w", err)

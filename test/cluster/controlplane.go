@@ -104,7 +104,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 // controllers returns kube-controller-manager's --controllers value.
 func (c *Cluster) controllers() string {
 	list := []string{"*", "-nodeipam", "-nodelifecycle"}
-	if c.opts.DisableHPAController {
+	if c.kcm.DisableHPAController {
 		list = append(list, "-horizontalpodautoscaling")
 	}
 	return strings.Join(list, ",")
@@ -123,7 +123,7 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := c.launch(KubeControllerManager, c.tools.controllerMgr, []string{
+	p, err := c.launch(KubeControllerManager, c.tools.controllerMgr, append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
@@ -137,7 +137,9 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 		"--controllers=" + c.controllers(),
 		"--horizontal-pod-autoscaler-sync-period=" + c.opts.HPASyncPeriod.String(),
 		"--profiling=false",
-	})
+		// /metrics as well, for the benchmarks (loopback only).
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+	}, c.kcm.Args...))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,175 @@
+//go:build benchcluster
+
+package benchcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ebbflow/ebbflow/autoscaler/app"
+	"github.com/ebbflow/ebbflow/test/cluster"
+	"github.com/ebbflow/ebbflow/test/metricsstub"
+)
+
+// TestBenchCluster: see README of `make bench-cluster` in docs/benchmarks.md.
+//
+// Environment (all optional): EBBFLOW_BENCH_N (comma-separated, default
+// "200,1000"), EBBFLOW_BENCH_VARIANTS ("steady,scaling"), EBBFLOW_BENCH_WORKERS
+// ("5,50"), EBBFLOW_BENCH_WARMUP (15s), EBBFLOW_BENCH_WINDOW (45s),
+// EBBFLOW_BENCH_DELAY (100ms, the metrics API's latency).
+func TestBenchCluster(t *testing.T) {
+	cfg := configFromEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Minute)
+	defer cancel()
+	values, reads := &Values{}, &ReadLog{}
+	stub, err := metricsstub.Start(metricsstub.Options{
+		Delay: cfg.delay,
+		Value: func(_ metricsstub.Question, now time.Time) (int64, bool) { return values.Milli(now), true },
+		Observe: func(q metricsstub.Question, at time.Time) {
+			reads.Observe(q.Metric, q.Selector.String(), at)
+		},
+		DNSNames: []string{cluster.ExternalMetricsStubDNSName},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stub.Close()
+	opts := cluster.Options{RulesYAML: []byte(rulesYAML), HPASyncPeriod: syncPeriod, DisableHPAController: true}
+	if testing.Verbose() {
+		opts.Log = os.Stdout
+	}
+	c := cluster.StartT(t, opts)
+	if err := c.RegisterExternalMetricsAPI(ctx, stub.Port(), stub.CABundle()); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{t: t, c: c, stub: stub, values: values, reads: reads, cfg: cfg}
+	var report strings.Builder
+	fmt.Fprintf(&report, "# bench-cluster %s, nproc %d, metrics API delay %v, warm-up %v, window %v\n\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), cfg.delay, cfg.warmup, cfg.window)
+	for _, n := range cfg.ns {
+		ns := fmt.Sprintf("bench-%d", n)
+		if err := createWorkload(ctx, c, ns, n); err != nil {
+			t.Fatal(err)
+		}
+		for _, variant := range cfg.variants {
+			var results []Result
+			for _, ct := range contenders(cfg.workers) {
+				res, err := r.run(ctx, ns, n, ct, variant == "scaling")
+				if err != nil {
+					t.Fatalf("N=%d %s %s: %v", n, variant, ct.name, err)
+				}
+				results = append(results, res)
+			}
+			table := Table(results, contenders(cfg.workers)[0].name)
+			fmt.Fprintf(&report, "## N=%d, %s\n\n%s\n", n, variant, table)
+			t.Logf("N=%d, %s:\n%s", n, variant, table)
+		}
+		if err := deleteNamespace(ctx, c.Client(), ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(repoRoot(t), "_output", "bench", "cluster-"+time.Now().UTC().Format("20060102T150405Z")+".md")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
+		_ = os.WriteFile(out, []byte(report.String()), 0o644)
+		t.Logf("report: %s", out)
+	}
+}
+
+const syncPeriod = 15 * time.Second // both controllers' default
+
+// rulesYAML gives the adapter a custom-metrics rule only: the external
+// metrics API is the stub's.
+const rulesYAML = `
+rules:
+- seriesQuery: 'bench_unused{namespace!="",pod!=""}'
+  resources: {template: <<.Resource>>}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+`
+
+type config struct {
+	ns, workers           []int
+	variants              []string
+	warmup, window, delay time.Duration
+}
+
+func configFromEnv(t *testing.T) config {
+	ints := func(name, def string) []int {
+		var out []int
+		for _, s := range strings.Split(envOr(name, def), ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || v <= 0 {
+				t.Fatalf("%s: %q is not a positive integer", name, s)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	durOf := func(name, def string) time.Duration {
+		d, err := time.ParseDuration(envOr(name, def))
+		if err != nil || d <= 0 {
+			t.Fatalf("%s: want a positive duration", name)
+		}
+		return d
+	}
+	cfg := config{
+		ns: ints("EBBFLOW_BENCH_N", "200,1000"), workers: ints("EBBFLOW_BENCH_WORKERS", "5,50"),
+		variants: strings.Split(envOr("EBBFLOW_BENCH_VARIANTS", "steady,scaling"), ","),
+		warmup:   durOf("EBBFLOW_BENCH_WARMUP", "15s"), window: durOf("EBBFLOW_BENCH_WINDOW", "45s"),
+		delay: durOf("EBBFLOW_BENCH_DELAY", "100ms"),
+	}
+	for _, v := range cfg.variants {
+		if v != "steady" && v != "scaling" {
+			t.Fatalf("EBBFLOW_BENCH_VARIANTS: %q is neither steady nor scaling", v)
+		}
+	}
+	return cfg
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// contender is one controller with its settings.
+type contender struct {
+	name string
+	kcm  bool
+	args []string
+}
+
+// contenders: kube-controller-manager at its default (first: the baseline)
+// and at each worker count, ebbflow-autoscaler at each worker count and at
+// its defaults.
+func contenders(workers []int) []contender {
+	const kcmDefault = 5 // --concurrent-horizontal-pod-autoscaler-syncs
+	ebbDefault := app.NewOptions().Workers
+	out := []contender{{name: fmt.Sprintf("kcm w=%d (default)", kcmDefault), kcm: true}}
+	for _, w := range workers {
+		if w != kcmDefault {
+			out = append(out, contender{name: fmt.Sprintf("kcm w=%d", w), kcm: true, args: []string{"--concurrent-horizontal-pod-autoscaler-syncs=" + strconv.Itoa(w)}})
+		}
+	}
+	for _, w := range workers {
+		if w != ebbDefault {
+			out = append(out, contender{name: fmt.Sprintf("ebbflow w=%d", w), args: []string{"--workers=" + strconv.Itoa(w)}})
+		}
+	}
+	return append(out, contender{name: fmt.Sprintf("ebbflow w=%d (default)", ebbDefault)})
+}
+
+func repoRoot(t *testing.T) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "..", "..")
+}
