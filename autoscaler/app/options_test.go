@@ -19,13 +19,15 @@ func parse(t *testing.T, args ...string) *Options {
 	return o
 }
 
+// The HPA knobs have kube-controller-manager's defaults except the worker
+// count (100, not 5: see DefaultWorkers).
 func TestDefaultsAreKubeControllerManagers(t *testing.T) {
 	o := parse(t)
 	if errs := o.Validate(); len(errs) != 0 {
 		t.Fatalf("defaults invalid: %v", errs)
 	}
 	if o.SyncPeriod != 15*time.Second || o.Tolerance != 0.1 || o.DownscaleStabilization != 5*time.Minute ||
-		o.CPUInitializationPeriod != 5*time.Minute || o.InitialReadinessDelay != 30*time.Second || o.Workers != 5 {
+		o.CPUInitializationPeriod != 5*time.Minute || o.InitialReadinessDelay != 30*time.Second || o.Workers != 100 {
 		t.Errorf("defaults = %+v", o)
 	}
 	if o.EffectiveDedupWindow() != 5*time.Second {
