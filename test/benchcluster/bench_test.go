@@ -23,7 +23,8 @@ import (
 // Environment (all optional): EBBFLOW_BENCH_N (comma-separated, default
 // "200,1000"), EBBFLOW_BENCH_VARIANTS ("steady,scaling"), EBBFLOW_BENCH_WORKERS
 // ("5,50"), EBBFLOW_BENCH_WARMUP (15s), EBBFLOW_BENCH_WINDOW (45s),
-// EBBFLOW_BENCH_DELAY (100ms, the metrics API's latency).
+// EBBFLOW_BENCH_DELAY (100ms, the metrics API's latency),
+// EBBFLOW_BENCH_SCALING_UP_TO (the scaling variant only for N up to it).
 func TestBenchCluster(t *testing.T) {
 	cfg := configFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Minute)
@@ -59,6 +60,9 @@ func TestBenchCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, variant := range cfg.variants {
+			if variant == "scaling" && n > cfg.scalingUpTo {
+				continue
+			}
 			var results []Result
 			for _, ct := range contenders(cfg.workers) {
 				res, err := r.run(ctx, ns, n, ct, variant == "scaling")
@@ -95,6 +99,7 @@ rules:
 
 type config struct {
 	ns, workers           []int
+	scalingUpTo           int
 	variants              []string
 	warmup, window, delay time.Duration
 }
@@ -122,7 +127,8 @@ func configFromEnv(t *testing.T) config {
 		ns: ints("EBBFLOW_BENCH_N", "200,1000"), workers: ints("EBBFLOW_BENCH_WORKERS", "5,50"),
 		variants: strings.Split(envOr("EBBFLOW_BENCH_VARIANTS", "steady,scaling"), ","),
 		warmup:   durOf("EBBFLOW_BENCH_WARMUP", "15s"), window: durOf("EBBFLOW_BENCH_WINDOW", "45s"),
-		delay: durOf("EBBFLOW_BENCH_DELAY", "100ms"),
+		delay:       durOf("EBBFLOW_BENCH_DELAY", "100ms"),
+		scalingUpTo: ints("EBBFLOW_BENCH_SCALING_UP_TO", "1000000")[0],
 	}
 	for _, v := range cfg.variants {
 		if v != "steady" && v != "scaling" {
