@@ -148,7 +148,7 @@ func (c *Cluster) RegisterExternalMetricsAPI(ctx context.Context, port int, caPE
 			return false, err
 		}
 		if status, reason, msg := availableCondition(o); status != "True" {
-			return false, fmt.Errorf("Available=%s (%s): %s", status, reason, msg)
+			return false, fmt.Errorf("not available: Available=%s (%s): %s", status, reason, msg)
 		}
 		return true, nil
 	})
