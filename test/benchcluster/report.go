@@ -86,13 +86,16 @@ func Table(results []Result, baseline string) string {
 		if base > 0 {
 			ratio = fmt.Sprintf("%.1f×", r.EvalsPerSecond()/base)
 		}
+		overrun := "– (no object read twice in the window)"
+		if len(r.Overruns) > 0 {
+			overrun = dur(Percentile(r.Overruns, 0.5)) + " / " + dur(Percentile(r.Overruns, 0.99))
+		}
 		react := "–"
 		if len(r.Reactions) > 0 {
 			react = fmt.Sprintf("%s / %s (%d)", dur(Percentile(r.Reactions, 0.5)), dur(Percentile(r.Reactions, 0.99)), len(r.Reactions))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.1f (%.1f) | %s / %s | %s / %s | %s | %.2f | %d MiB | %.2f | %s | %s |\n",
-			r.Name, r.N, r.EvalsPerSecond(), r.DuePerSecond(), seconds(r.LagP50), seconds(r.LagP99),
-			dur(Percentile(r.Overruns, 0.5)), dur(Percentile(r.Overruns, 0.99)),
+		fmt.Fprintf(&b, "| %s | %d | %.1f (%.1f) | %s / %s | %s | %s | %.2f | %d MiB | %.2f | %s | %s |\n",
+			r.Name, r.N, r.EvalsPerSecond(), r.DuePerSecond(), seconds(r.LagP50), seconds(r.LagP99), overrun,
 			r.CPUPerEval().Round(time.Microsecond), r.CPU.Seconds()/r.Window.Seconds(), r.RSS>>20,
 			r.RequestsPerEval(), react, ratio)
 	}
