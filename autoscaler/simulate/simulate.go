@@ -80,7 +80,7 @@ type Step struct {
 
 // Result is a replay: every step and its summary.
 type Result struct {
-	Steps   []Step 
+	Steps   []Step
 	Summary Summary
 }
 
