@@ -37,13 +37,7 @@ func (o *Options) Config() (*Config, error) {
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	headers, _ := prom.ParseHeaders(o.PrometheusHeaders)
-	o.Transport.Headers = headers
-	hc, err := prom.NewHTTPTransportClient(o.Transport)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := prom.NewHTTPClient(o.PrometheusURL, hc, prom.Verb(o.PrometheusVerb), prom.WithMaxResponseBytes(o.MaxResponseBytes))
+	pc, err := o.ConnectionOptions.Client()
 	if err != nil {
 		return nil, err
 	}
