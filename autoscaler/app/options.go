@@ -13,6 +13,8 @@ import (
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
 	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 )
 
 // HPA modes.
@@ -31,12 +33,10 @@ type Options struct {
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 
-	SyncPeriod              time.Duration
-	Tolerance               float64
-	DownscaleStabilization  time.Duration
-	CPUInitializationPeriod time.Duration
-	InitialReadinessDelay   time.Duration
-	Workers                 int
+	SyncPeriod time.Duration
+	// Settings are the evaluation's settings (tolerance, windows, delays).
+	pipeline.Settings
+	Workers int
 
 	HPAMode     string
 	Autoscalers bool
@@ -57,18 +57,15 @@ type Options struct {
 // NewOptions returns options with their defaults.
 func NewOptions() *Options {
 	return &Options{
-		KubeAPIQPS:              50,
-		KubeAPIBurst:            100,
-		SyncPeriod:              15 * time.Second,
-		Tolerance:               0.1,
-		DownscaleStabilization:  5 * time.Minute,
-		CPUInitializationPeriod: 5 * time.Minute,
-		InitialReadinessDelay:   30 * time.Second,
-		Workers:                 5,
-		HPAMode:                 HPAModeOff,
-		Autoscalers:             true,
-		ClusterProportional:     true,
-		MetricsDedupWindow:      -1,
+		KubeAPIQPS:          50,
+		KubeAPIBurst:        100,
+		SyncPeriod:          15 * time.Second,
+		Settings:            pipeline.DefaultSettings(),
+		Workers:             5,
+		HPAMode:             HPAModeOff,
+		Autoscalers:         true,
+		ClusterProportional: true,
+		MetricsDedupWindow:  -1,
 		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
 			LeaderElect:       true,
 			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
@@ -89,10 +86,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the Kubernetes API server (metrics APIs included).")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the Kubernetes API server.")
 	fs.DurationVar(&o.SyncPeriod, "horizontal-pod-autoscaler-sync-period", o.SyncPeriod, "How often each autoscaler is evaluated.")
-	fs.Float64Var(&o.Tolerance, "horizontal-pod-autoscaler-tolerance", o.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
-	fs.DurationVar(&o.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", o.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
-	fs.DurationVar(&o.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", o.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
-	fs.DurationVar(&o.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", o.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
+	o.Settings.AddFlags(fs)
 	fs.IntVar(&o.Workers, "concurrent-horizontal-pod-autoscaler-syncs", o.Workers, "Number of autoscalers evaluated concurrently.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
 	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
@@ -110,18 +104,7 @@ func (o *Options) Validate() []error {
 	if o.SyncPeriod <= 0 {
 		errs = append(errs, errors.New("--horizontal-pod-autoscaler-sync-period must be positive"))
 	}
-	if o.Tolerance < 0 {
-		errs = append(errs, errors.New("--horizontal-pod-autoscaler-tolerance must not be negative"))
-	}
-	for name, d := range map[string]time.Duration{
-		"--horizontal-pod-autoscaler-downscale-stabilization":   o.DownscaleStabilization,
-		"--horizontal-pod-autoscaler-cpu-initialization-period": o.CPUInitializationPeriod,
-		"--horizontal-pod-autoscaler-initial-readiness-delay":   o.InitialReadinessDelay,
-	} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative", name))
-		}
-	}
+	errs = append(errs, o.Settings.Validate()...)
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-horizontal-pod-autoscaler-syncs must be at least 1"))
 	}
