@@ -49,11 +49,13 @@ func loadSpecs(paths []string) ([]namedSpec, error) {
 			if len(bytes.TrimSpace(raw)) == 0 {
 				continue
 			}
-			s, err := parseSpec(raw)
+			s, ok, err := parseSpec(raw)
 			if err != nil {
 				return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 			}
-			out = append(out, s)
+			if ok {
+				out = append(out, s)
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -78,29 +80,32 @@ func readLimited(path string) ([]byte, error) {
 	return data, nil
 }
 
-// parseSpec decodes one Autoscaler or autoscaling/v2 HPA.
-func parseSpec(raw []byte) (namedSpec, error) {
+// parseSpec decodes one Autoscaler or autoscaling/v2 HPA; ok is false for
+// other kinds (a Deployment next to its HPA in one file).
+func parseSpec(raw []byte) (s namedSpec, ok bool, err error) {
 	var head struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
 	if err := yaml.Unmarshal(raw, &head); err != nil {
-		return namedSpec{}, err
+		return namedSpec{}, false, err
 	}
 	switch {
 	case head.Kind == "Autoscaler" && head.APIVersion == v1alpha1.SchemeGroupVersion.String():
 		var a v1alpha1.Autoscaler
 		if err := yaml.UnmarshalStrict(raw, &a); err != nil {
-			return namedSpec{}, err
+			return namedSpec{}, false, err
 		}
-		return namedSpec{name: "Autoscaler/" + a.Name, namespace: a.Namespace, spec: pipeline.FromAutoscaler(&a.Spec)}, nil
+		return namedSpec{name: "Autoscaler/" + a.Name, namespace: a.Namespace, spec: pipeline.FromAutoscaler(&a.Spec)}, true, nil
 	case head.Kind == "HorizontalPodAutoscaler" && head.APIVersion == autoscalingv2.SchemeGroupVersion.String():
 		var h autoscalingv2.HorizontalPodAutoscaler
 		if err := yaml.UnmarshalStrict(raw, &h); err != nil {
-			return namedSpec{}, err
+			return namedSpec{}, false, err
 		}
-		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: pipeline.Spec{HPA: h.Spec}}, nil
+		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: pipeline.Spec{HPA: h.Spec}}, true, nil
+	case head.Kind != "Autoscaler" && head.Kind != "HorizontalPodAutoscaler":
+		return namedSpec{}, false, nil
 	}
-	return namedSpec{}, fmt.Errorf("kind %q of apiVersion %q is neither an %s Autoscaler nor an autoscaling/v2 HorizontalPodAutoscaler",
+	return namedSpec{}, false, fmt.Errorf("kind %q of apiVersion %q is neither an %s Autoscaler nor an autoscaling/v2 HorizontalPodAutoscaler",
 		head.Kind, head.APIVersion, v1alpha1.SchemeGroupVersion)
 }

@@ -125,7 +125,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 	}
 	t, ok := r.disc.Registry().External(metric)
 	if !ok && !r.disc.DiscoverExternal(ctx, metric) {
-		return r.notFound()
+		return r.notFound(naming.External)
 	}
 	t, _ = r.disc.Registry().External(metric)
 	sel, err := selector(src.Metric.Selector)
@@ -191,7 +191,7 @@ func (r *Reader) custom(ctx context.Context, metric string, gr schema.GroupResou
 		return t, nil
 	}
 	if !r.disc.DiscoverCustom(ctx, info) {
-		return discovery.Target{}, r.notFound()
+		return discovery.Target{}, r.notFound(naming.Custom)
 	}
 	t, _ := r.disc.Registry().Custom(info)
 	return t, nil
@@ -207,19 +207,27 @@ func (r *Reader) served(kind naming.Kind, metric string) error {
 			return nil
 		}
 	}
-	section := "rules"
-	if kind == naming.External {
-		section = "externalRules"
-	}
-	return fmt.Errorf("no rule in the rule file's %s can serve it", section)
+	return fmt.Errorf("no rule in the rule file's %s can serve it", section(kind))
 }
 
-func (r *Reader) notFound() error {
-	return fmt.Errorf("no series in Prometheus between %s and %s match a rule that could serve it",
+func section(kind naming.Kind) string {
+	if kind == naming.External {
+		return "externalRules"
+	}
+	return "rules"
+}
+
+func (r *Reader) notFound(kind naming.Kind) error {
+	return fmt.Errorf("no rule in the rule file's %s serves it from the series Prometheus holds between %s and %s", section(kind),
 		r.opts.Range.Start.Add(-r.opts.Lookback).UTC().Format("2006-01-02T15:04:05Z"), r.opts.Range.End.UTC().Format("2006-01-02T15:04:05Z"))
 }
 
+// selector is the metric selector as the metrics API passes it: none
+// selects every series.
 func selector(s *metav1.LabelSelector) (labels.Selector, error) {
+	if s == nil {
+		return labels.Everything(), nil
+	}
 	sel, err := metav1.LabelSelectorAsSelector(s)
 	if err != nil {
 		return nil, fmt.Errorf("metric selector: %w", err)
