@@ -33,6 +33,35 @@ type Request struct {
 	// Now is when the metrics were read (upstream reads the clock again
 	// before normalizing).
 	Now time.Time
+	// Scratch, when set, lends its buffers to the result (see Scratch).
+	Scratch *Scratch
+}
+
+// Scratch holds the buffers of the decide stage for a caller that runs many
+// evaluations one after the other (a replay). The zero Scratch is ready; a
+// Decided made with it is valid until the Scratch's next use.
+type Scratch struct {
+	evaluated []decision.Evaluated
+	statuses  []autoscalingv2.MetricStatus
+	proposals []decision.Proposal
+}
+
+// buffers returns zeroed slices of n entries (and room for extra proposals),
+// from s when set.
+func (s *Scratch) buffers(n, extra int) ([]decision.Evaluated, []autoscalingv2.MetricStatus, []decision.Proposal) {
+	if s == nil {
+		return make([]decision.Evaluated, n), make([]autoscalingv2.MetricStatus, n), make([]decision.Proposal, 0, n+extra)
+	}
+	if cap(s.evaluated) < n {
+		s.evaluated, s.statuses = make([]decision.Evaluated, n), make([]autoscalingv2.MetricStatus, n)
+	}
+	if cap(s.proposals) < n+extra {
+		s.proposals = make([]decision.Proposal, 0, n+extra)
+	}
+	s.evaluated, s.statuses = s.evaluated[:n], s.statuses[:n]
+	clear(s.evaluated)
+	clear(s.statuses)
+	return s.evaluated, s.statuses, s.proposals[:0]
 }
 
 // Decided is the result of the decide stage.
@@ -64,9 +93,7 @@ func Decide(r Request, h *History) Decided {
 		out.D = decision.Decide(in)
 		return out
 	}
-	out.Evaluated = make([]decision.Evaluated, len(r.Readings))
-	out.Statuses = make([]autoscalingv2.MetricStatus, len(r.Readings))
-	in.Proposals = make([]decision.Proposal, 0, len(r.Readings)+len(r.Extra))
+	out.Evaluated, out.Statuses, in.Proposals = r.Scratch.buffers(len(r.Readings), len(r.Extra))
 	for i, rd := range r.Readings {
 		out.Evaluated[i] = decision.Propose(rd, r.Shared)
 		out.Statuses[i] = out.Evaluated[i].Status

@@ -25,6 +25,7 @@ type replay struct {
 	scaledToZero bool
 	tolerances   replicas.Tolerances
 	readings     []decision.Reading
+	scratch      pipeline.Scratch
 	samples      []replicas.Samples
 	values       []int64
 	ratios       []float64
@@ -68,6 +69,7 @@ func (r *replay) step(i int) Step {
 		},
 		DownscaleStabilization: r.cfg.DownscaleStabilization,
 		Now:                    now,
+		Scratch:                &r.scratch,
 	}
 	req.Gate = decision.Check(req.Bounds)
 	for j := range out.Values {
