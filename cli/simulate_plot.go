@@ -25,6 +25,8 @@ type line struct {
 	name string
 	xys  plotter.XYs
 	step bool
+	// dash draws the line dashed in grey (the target, the actual replicas).
+	dash bool
 }
 
 // writeSimulationPlot draws, per spec, its metrics against their targets
@@ -74,12 +76,15 @@ func simulationLines(r replayed, rng simsource.Range) (ratio, replicas []line) {
 		}
 		ratio = append(ratio, l)
 	}
+	if n := len(steps); n > 0 {
+		ratio = append(ratio, line{name: "target", dash: true, xys: plotter.XYs{{X: 0, Y: 1}, {X: hours(n - 1), Y: 1}}})
+	}
 	sim := line{name: "simulated", step: true}
 	for i := 0; i < len(steps); i += every {
 		sim.xys = append(sim.xys, plotter.XY{X: hours(i), Y: float64(steps[i].Replicas)})
 	}
 	if r.actual != nil {
-		act := line{name: "actual", step: true}
+		act := line{name: "actual", step: true, dash: true}
 		for i := 0; i < len(r.actual); i += every {
 			if r.actual[i] != simulate.Missing {
 				act.xys = append(act.xys, plotter.XY{X: hours(i), Y: float64(r.actual[i])})
@@ -110,6 +115,10 @@ func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
 		pl.Width = vg.Points(1.5)
 		if l.step {
 			pl.StepStyle = plotter.PostStep
+		}
+		if l.dash {
+			pl.Color = color.Gray{Y: 90}
+			pl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		}
 		p.Add(pl)
 		p.Legend.Add(l.name, pl)

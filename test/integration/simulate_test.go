@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -279,9 +280,20 @@ func TestSimulateAgainstPrometheus(t *testing.T) {
 	mustf(t, worker.Summary.FailedSteps > 0 && worker.Steps[at(51)].Failed && worker.Steps[at(51)].Values[0] == nil, "worker: the gap is not a failed metric: %+v", worker.Steps[at(51)])
 	mustf(t, web.Steps[at(20)].Values[0] != nil && *web.Steps[at(20)].Values[0] == 100, "web: per-pod value %v at 1 pod, want the load 100", web.Steps[at(20)].Values[0])
 
-	table, _, err := runSimulate(base...)
+	// EBBFLOW_SIMULATE_PLOT keeps the plot (the README's example is drawn so).
+	plotFile := os.Getenv("EBBFLOW_SIMULATE_PLOT")
+	if plotFile == "" {
+		plotFile = filepath.Join(t.TempDir(), "replay.png")
+	}
+	table, _, err := runSimulate(append(base, "--plot", plotFile)...)
 	t.Logf("table output:\n%s", table)
 	mustf(t, err == nil && strings.Contains(table, "HorizontalPodAutoscaler/web") && strings.Contains(table, "queue_messages_ready=120"), "table output:\n%s", table)
+
+	f, err := os.Open(plotFile)
+	mustf(t, err == nil, "no plot written: %v", err)
+	img, err := png.Decode(f)
+	f.Close()
+	mustf(t, err == nil && img.Bounds().Dx() > 500, "plot is not a PNG: %v", err)
 
 	t.Run("errors", func(t *testing.T) {
 		spec := func(metric string) string {
