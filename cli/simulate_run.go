@@ -67,7 +67,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	return nil
 }
 
-// timeRange is the range of the flags, to the second.
+// timeRange is the range of the flags, to the millisecond (Prometheus' resolution).
 func (o *simulateOptions) timeRange() (simsource.Range, error) {
 	end := o.now()
 	if o.end != "" {
@@ -85,7 +85,7 @@ func (o *simulateOptions) timeRange() (simsource.Range, error) {
 		}
 		start = t
 	}
-	rng := simsource.Range{Start: start.Truncate(time.Second), End: end.Truncate(time.Second), Step: o.step}
+	rng := simsource.Range{Start: start.Truncate(time.Millisecond), End: end.Truncate(time.Millisecond), Step: o.step}
 	if !rng.End.After(rng.Start) {
 		return rng, fmt.Errorf("empty range: the end %s is not after the start %s", rng.End.Format(time.RFC3339), rng.Start.Format(time.RFC3339))
 	}

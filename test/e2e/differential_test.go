@@ -410,18 +410,26 @@ func autoscalerSide(t *testing.T, c *cluster.Cluster, name string) diffSide {
 	}}
 }
 
+// diffRun is one run of a scenario: each Deployment's sequence, the
+// namespace and when the trajectory started.
+type diffRun struct {
+	seqs  map[string]replicaSeq
+	ns    string
+	start time.Time
+}
+
 // runDiffScenario runs one scenario in a fresh namespace of env: it creates
 // one Deployment per side and the Service the Object metric describes,
 // publishes the first step, creates each side's autoscaling object, plays
 // the trajectory and returns each Deployment's sequence. Safe to call from
 // goroutines of the test (it never calls t.Fatal); cleanups delete the
 // namespace and the series.
-func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSide) (map[string]replicaSeq, error) {
+func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSide) (diffRun, error) {
 	ctx := context.Background()
 	client := env.c.Client()
 	nsObj, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "diff-" + sc.name + "-"}}, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("create namespace: %w", err)
+		return diffRun{}, fmt.Errorf("create namespace: %w", err)
 	}
 	ns := nsObj.Name
 	t.Cleanup(func() {
@@ -432,11 +440,11 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		ObjectMeta: metav1.ObjectMeta{Name: diffObjectService},
 		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": diffObjectService}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create service: %w", err)
+		return diffRun{}, fmt.Errorf("create service: %w", err)
 	}
 	for _, sd := range sides {
 		if _, err := client.AppsV1().Deployments(ns).Create(ctx, diffDeployment(sd.name), metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create deployment %s/%s: %w", ns, sd.name, err)
+			return diffRun{}, fmt.Errorf("create deployment %s/%s: %w", ns, sd.name, err)
 		}
 	}
 	pub := newDiffPublisher(env, ns)
@@ -455,7 +463,7 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		spec := sc.spec(ns)
 		spec.ScaleTargetRef.Name = sd.name
 		if err := sd.create(ctx, ns, spec); err != nil {
-			return nil, fmt.Errorf("create %s autoscaling object: %w", sd.name, err)
+			return diffRun{}, fmt.Errorf("create %s autoscaling object: %w", sd.name, err)
 		}
 	}
 	end := start.Add(sc.duration())
@@ -479,7 +487,7 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		}
 		time.Sleep(diffPoll)
 	}
-	return seqs, nil
+	return diffRun{seqs: seqs, ns: ns, start: start}, nil
 }
 
 // diffDeployment is a one-replica Deployment of pods labelled app=<name> and
@@ -682,9 +690,9 @@ func TestDifferential(t *testing.T) {
 		for _, sc := range scenarios {
 			if slices.Contains(dropInScenarios, sc.name) {
 				wg.Go(func() {
-					seqs, err := runDiffScenario(t, denv, sc, hpaSide(denv.c, "hpa"))
+					run, err := runDiffScenario(t, denv, sc, hpaSide(denv.c, "hpa"))
 					mu.Lock()
-					runs[sc.name] = dropInRun{seqs: seqs, err: err}
+					runs[sc.name] = dropInRun{seqs: run.seqs, err: err}
 					mu.Unlock()
 				})
 			}
@@ -699,17 +707,27 @@ func TestDifferential(t *testing.T) {
 	for _, sc := range scenarios {
 		side := autoscalerSide(t, env(), "eas")
 		wg.Go(func() {
-			seqs, err := runDiffScenario(t, shared, sc, hpaSide(env(), "kcm"), side)
+			run, err := runDiffScenario(t, shared, sc, hpaSide(env(), "kcm"), side)
 			if err != nil {
 				t.Errorf("%s: %v", sc.name, err)
 				report.add(diffResult{scenario: sc.name, mode: "autoscaler", verdict: "ERROR: " + err.Error()})
 				return
 			}
-			kcm, eas := seqs["kcm"], seqs["eas"]
+			kcm, eas := run.seqs["kcm"], run.seqs["eas"]
 			mu.Lock()
 			kcmSeqs[sc.name] = kcm
 			mu.Unlock()
 			report.add(diffResult{scenario: sc.name, mode: "autoscaler", a: kcm, b: eas, verdict: verdict(t, sc.name, "ebbflow Autoscaler", kcm, eas)})
+			if slices.Contains(replayScenarios, sc.name) {
+				sim, err := replayScenario(t, sc, run, "kcm")
+				v := "ERROR: " + fmt.Sprint(err)
+				if err == nil {
+					v = verdict(t, sc.name, "ebbflow simulate", kcm, sim)
+				} else {
+					t.Errorf("%s: ebbflow simulate: %v", sc.name, err)
+				}
+				report.add(diffResult{scenario: sc.name, mode: "simulate", a: kcm, b: sim, verdict: v})
+			}
 		})
 	}
 	wg.Wait()
