@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 
 	"gonum.org/v1/plot"
@@ -23,7 +24,8 @@ const maxPlotPoints = 4000
 // line is one named curve of a panel.
 type line struct {
 	name string
-	xys  plotter.XYs
+	// segs are the line's pieces: a gap in the data ends one.
+	segs []plotter.XYs
 	step bool
 	// dash draws the line dashed in grey (the target, the actual replicas).
 	dash bool
@@ -70,29 +72,45 @@ func simulationLines(r replayed, rng simsource.Range) (ratio, replicas []line) {
 	for j, m := range r.spec.spec.HPA.Metrics {
 		l := line{name: record.MetricName(m)}
 		for i := 0; i < len(steps); i += every {
-			if v := steps[i].Ratios[j]; v == v { // not NaN
-				l.xys = append(l.xys, plotter.XY{X: hours(i), Y: v})
-			}
+			l.add(hours(i), steps[i].Ratios[j])
 		}
 		ratio = append(ratio, l)
 	}
 	if n := len(steps); n > 0 {
-		ratio = append(ratio, line{name: "target", dash: true, xys: plotter.XYs{{X: 0, Y: 1}, {X: hours(n - 1), Y: 1}}})
+		ratio = append(ratio, line{name: "target", dash: true, segs: []plotter.XYs{{{X: 0, Y: 1}, {X: hours(n - 1), Y: 1}}}})
 	}
 	sim := line{name: "simulated", step: true}
 	for i := 0; i < len(steps); i += every {
-		sim.xys = append(sim.xys, plotter.XY{X: hours(i), Y: float64(steps[i].Replicas)})
+		sim.add(hours(i), float64(steps[i].Replicas))
 	}
+	replicas = append(replicas, sim)
 	if r.actual != nil {
 		act := line{name: "actual", step: true, dash: true}
 		for i := 0; i < len(r.actual); i += every {
+			v := math.NaN()
 			if r.actual[i] != simulate.Missing {
-				act.xys = append(act.xys, plotter.XY{X: hours(i), Y: float64(r.actual[i])})
+				v = float64(r.actual[i])
 			}
+			act.add(hours(i), v)
 		}
 		replicas = append(replicas, act)
 	}
-	return ratio, append(replicas, sim)
+	return ratio, replicas
+}
+
+// add appends a point; NaN (no value) ends the current segment.
+func (l *line) add(x, y float64) {
+	switch {
+	case math.IsNaN(y):
+		if n := len(l.segs); n > 0 && len(l.segs[n-1]) > 0 {
+			l.segs = append(l.segs, nil)
+		}
+	case len(l.segs) == 0:
+		l.segs = []plotter.XYs{{{X: x, Y: y}}}
+	default:
+		n := len(l.segs) - 1
+		l.segs[n] = append(l.segs[n], plotter.XY{X: x, Y: y})
+	}
 }
 
 func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
@@ -104,24 +122,32 @@ func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	for i, l := range lines {
-		if len(l.xys) == 0 {
-			continue
+		var legend *plotter.Line
+		for _, seg := range l.segs {
+			if len(seg) == 0 {
+				continue
+			}
+			pl, err := plotter.NewLine(seg)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q: %w", l.name, err)
+			}
+			pl.Color = plotutil.Color(i)
+			pl.Width = vg.Points(1.5)
+			if l.step {
+				pl.StepStyle = plotter.PostStep
+			}
+			if l.dash {
+				pl.Color = color.Gray{Y: 90}
+				pl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(pl)
+			if legend == nil {
+				legend = pl
+			}
 		}
-		pl, err := plotter.NewLine(l.xys)
-		if err != nil {
-			return nil, fmt.Errorf("plot %q: %w", l.name, err)
+		if legend != nil {
+			p.Legend.Add(l.name, legend)
 		}
-		pl.Color = plotutil.Color(i)
-		pl.Width = vg.Points(1.5)
-		if l.step {
-			pl.StepStyle = plotter.PostStep
-		}
-		if l.dash {
-			pl.Color = color.Gray{Y: 90}
-			pl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(pl)
-		p.Legend.Add(l.name, pl)
 	}
 	return p, nil
 }
