@@ -4,18 +4,15 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/ebbflow/ebbflow/autoscaler/record"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
+	"github.com/ebbflow/ebbflow/cli/chart"
 )
 
 // maxPlotPoints bounds the points of one line (longer replays are thinned).
@@ -34,33 +31,20 @@ type line struct {
 // writeSimulationPlot draws, per spec, its metrics against their targets
 // (usage ratio, 1 = on target) and the actual and simulated replicas.
 func writeSimulationPlot(path string, rs []replayed, rng simsource.Range) error {
-	img := vgimg.New(11*vg.Inch, vg.Length(4*len(rs))*vg.Inch)
-	dc := draw.New(img)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	tiles := draw.Tiles{Rows: 2 * len(rs), Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6),
-		PadLeft: vg.Points(8), PadRight: vg.Points(8), PadY: vg.Points(10)}
-	for i, r := range rs {
+	var plots []*plot.Plot
+	for _, r := range rs {
 		ratio, replicas := simulationLines(r, rng)
 		p, err := panelPlot(r.spec.name+": metric / target (1 = on target)", "ratio", ratio)
 		if err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, 0, 2*i))
+		plots = append(plots, p)
 		if p, err = panelPlot(r.spec.name+": replicas", "replicas", replicas); err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, 0, 2*i+1))
+		plots = append(plots, p)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write plot: %w", err)
-	}
-	return f.Close()
+	return chart.WritePNG(path, 11*vg.Inch, vg.Length(4*len(rs))*vg.Inch, plots)
 }
 
 // simulationLines are the usage ratio of each metric (x: hours since the
@@ -114,13 +98,7 @@ func (l *line) add(x, y float64) {
 }
 
 func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "hours since the start"
-	p.Y.Label.Text = ylabel
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	p := chart.NewPanel(title, "hours since the start", ylabel)
 	for i, l := range lines {
 		var legend *plotter.Line
 		for _, seg := range l.segs {
@@ -131,14 +109,9 @@ func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
 			if err != nil {
 				return nil, fmt.Errorf("plot %q: %w", l.name, err)
 			}
-			pl.Color = plotutil.Color(i)
-			pl.Width = vg.Points(1.5)
-			if l.step {
-				pl.StepStyle = plotter.PostStep
-			}
+			chart.Style(pl, i, l.step, l.dash)
 			if l.dash {
 				pl.Color = color.Gray{Y: 90}
-				pl.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			}
 			p.Add(pl)
 			if legend == nil {

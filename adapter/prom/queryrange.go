@@ -46,15 +46,8 @@ func (c *HTTPClient) QueryRange(ctx context.Context, query string, start, end ti
 		"end":   {formatTime(end)},
 		"step":  {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)},
 	}
-	req, err := c.newRequest(ctx, "/api/v1/query_range", form)
+	data, err := c.query(ctx, "/api/v1/query_range", form)
 	if err != nil {
-		return nil, err
-	}
-	var data struct {
-		Type   model.ValueType `json:"resultType"`
-		Result json.RawMessage `json:"result"`
-	}
-	if err := c.do(ctx, req, &data); err != nil {
 		return nil, err
 	}
 	if data.Type != model.ValMatrix {
