@@ -42,6 +42,9 @@ func newReplay(cfg Config, spec pipeline.Spec, series []Series) *replay {
 		samples:    make([]replicas.Samples, n),
 		values:     make([]int64, n*cfg.Steps),
 		ratios:     make([]float64, n*cfg.Steps),
+		// A target at zero under a spec that may scale to zero is taken as
+		// scaled to zero by the autoscaler (else scaling would be disabled).
+		scaledToZero: cfg.InitialReplicas == 0 && pipeline.MinReplicas(&spec.HPA) == 0,
 	}
 	for i, m := range spec.HPA.Metrics {
 		r.kinds[i], _ = decision.Classify(m)

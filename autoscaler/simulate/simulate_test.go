@@ -237,3 +237,17 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// A spec with minReplicas 0 starting at zero wakes on its External metric
+// (the default scale-up limit allows 4 from zero; a Percent policy alone
+// would allow none, as upstream).
+func TestFromZero(t *testing.T) {
+	values := constant(20, 0)
+	for i := 10; i < 20; i++ {
+		values.Values[i] = 50_000
+	}
+	res := run(t, config(20, 0), spec(0, 10, externalMetric("queue", 10_000)), values)
+	if got := []int32{res.Steps[9].Replicas, res.Steps[10].Replicas, res.Steps[19].Replicas}; got[0] != 0 || got[1] != 4 || got[2] != 5 {
+		t.Errorf("replicas before, at and after the wake-up: %v, want [0 4 5]", got)
+	}
+}
