@@ -89,6 +89,7 @@ const (
 // Keys of diffStep values.
 const (
 	keyPods   = "pods"   // per-pod e2e_inflight of every pod of the Deployments
+	keyLoad   = "load"   // e2e_inflight summed over each Deployment's ready pods (conserved load), see replay_test.go
 	keyObject = "object" // e2e_inflight summed over Service diffObjectService
 	keyCPU    = "cpu"    // per-pod cpu usage in millicores (container "app"), see differential_resource_test.go
 	// any other key is a queue suffix: queue_messages_ready{queue=<ns>-<key>}
@@ -228,6 +229,7 @@ func diffScenarios() []diffScenario {
 			},
 			steps: []diffStep{{10 * s, vals(keyPods, 5)}, {40 * s, vals(keyPods, 25)}, {30 * s, vals(keyPods, 2)}},
 		},
+		podsLoadScenario(),
 		{
 			// Two External metrics, one disappears: while a fails and b
 			// alone would scale down, hold (6); when b wants more, scale up
@@ -548,7 +550,7 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 	}
 	for k, v := range st.values {
 		switch k {
-		case keyPods, keyCPU:
+		case keyPods, keyLoad, keyCPU:
 			continue
 		case keyObject:
 			e.SetGauge(InflightGauge, p.objectLabels(), v)
@@ -557,19 +559,14 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 		}
 		p.keys[k] = true
 	}
-	v, perPod := st.values[keyPods]
+	values, ok := p.perPodValues(ctx, st)
+	if !ok {
+		return // keep the series as they are until the next tick
+	}
 	live := map[string]bool{}
-	if perPod {
-		pods, err := p.env.c.Client().CoreV1().Pods(p.ns).List(ctx, metav1.ListOptions{LabelSelector: "diff=true"})
-		if err != nil {
-			return // keep the series as they are until the next tick
-		}
-		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil {
-				live[pod.Name] = true
-				e.SetGauge(InflightGauge, p.podLabels(pod.Name), v)
-			}
-		}
+	for pod, v := range values {
+		live[pod] = true
+		e.SetGauge(InflightGauge, p.podLabels(pod), v)
 	}
 	for pod := range p.pods {
 		if !live[pod] {

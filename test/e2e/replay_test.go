@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -26,7 +28,68 @@ import (
 // simulated pods follow the real ones.
 
 // replayScenarios are the differential scenarios replayed after their run.
-var replayScenarios = []string{"ramp", "pods", "missing-metric"}
+// Not "pods": it publishes a fixed value per pod whatever the count, so its
+// load grows with the real replicas — the opposite of a conserved load, and
+// a replay whose phase differs from reality's reads another load.
+var replayScenarios = []string{"ramp", "pods-load", "missing-metric"}
+
+// podsLoadScenario is a Pods metric under a conserved load, as the
+// simulator models it (and as the demo's traffic behaves): the load is
+// divided among each Deployment's ready pods. Pods AverageValue 10: load 5
+// is 1 pod; 75 is 8 (7.5 per pod); 30 is 3 (3.75 at 8); 6 is 1.
+func podsLoadScenario() diffScenario {
+	s := time.Second
+	return diffScenario{
+		name: "pods-load",
+		spec: func(ns string) autoscalingv2.HorizontalPodAutoscalerSpec {
+			return hpaSpec(1, 10, nil, autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: InflightGauge}, Target: avgTarget(10)}})
+		},
+		steps: []diffStep{{10 * s, vals(keyLoad, 5)}, {30 * s, vals(keyLoad, 75)}, {25 * s, vals(keyLoad, 30)}, {25 * s, vals(keyLoad, 6)}},
+	}
+}
+
+// perPodValues returns the value of each pod's e2e_inflight series at st:
+// keyPods on every live pod; keyLoad divided among the ready pods of each
+// Deployment (app label), pods not ready having no series. ok is false when
+// the pods could not be listed.
+func (p *diffPublisher) perPodValues(ctx context.Context, st diffStep) (map[string]float64, bool) {
+	v, perPod := st.values[keyPods]
+	load, conserved := st.values[keyLoad]
+	out := map[string]float64{}
+	if !perPod && !conserved {
+		return out, true
+	}
+	pods, err := p.env.c.Client().CoreV1().Pods(p.ns).List(ctx, metav1.ListOptions{LabelSelector: "diff=true"})
+	if err != nil {
+		return nil, false
+	}
+	ready := map[string]int{}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp == nil && podIsReady(&pod) {
+			ready[pod.Labels["app"]]++
+		}
+	}
+	for _, pod := range pods.Items {
+		switch {
+		case pod.DeletionTimestamp != nil:
+		case perPod:
+			out[pod.Name] = v
+		case podIsReady(&pod):
+			out[pod.Name] = load / float64(ready[pod.Labels["app"]])
+		}
+	}
+	return out, true
+}
+
+func podIsReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
 
 // replayPodStartup is the simulated pods' startup: kwok makes pods Ready
 // within a second, and the publisher and a scrape add about as much before
