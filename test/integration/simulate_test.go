@@ -312,7 +312,7 @@ func TestSimulateAgainstPrometheus(t *testing.T) {
 				"empty range"},
 			{"no data in range", []string{"-f", specs, "--rules", rules, "--prometheus-url", prom.URL(),
 				"--start", start.Add(-10 * time.Hour).UTC().Format(time.RFC3339), "--end", start.Add(-9 * time.Hour).UTC().Format(time.RFC3339)},
-				"Prometheus has no value of it between"},
+				"no value of it in Prometheus between"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, _, err := runSimulate(tc.args...)

@@ -65,7 +65,7 @@ func (r *Reader) read(ctx context.Context, spec autoscalingv2.MetricSpec, q Quer
 			return out, nil
 		}
 	}
-	return out, fmt.Errorf("Prometheus has no value of it between %s and %s", r.opts.Range.Start.UTC().Format("2006-01-02T15:04:05Z"), r.opts.Range.End.UTC().Format("2006-01-02T15:04:05Z"))
+	return out, fmt.Errorf("no value of it in Prometheus between %s and %s", r.opts.Range.Start.UTC().Format("2006-01-02T15:04:05Z"), r.opts.Range.End.UTC().Format("2006-01-02T15:04:05Z"))
 }
 
 func (r *Reader) readPods(ctx context.Context, src *autoscalingv2.PodsMetricSource, q Query, out []int64) error {
