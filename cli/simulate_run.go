@@ -43,8 +43,11 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper, NaNValues: o.nanValues, Range: rng})
+	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
 	if err != nil {
+		return err
+	}
+	if err := reader.Check(ctx); err != nil {
 		return err
 	}
 	out := make([]replayed, 0, len(specs))

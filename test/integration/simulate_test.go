@@ -308,6 +308,8 @@ func TestSimulateAgainstPrometheus(t *testing.T) {
 				"spec.metrics[0]: pods metric unknown_metric: no rule in the rule file's rules serves it"},
 			{"query fails", []string{"-f", spec("broken_rps"), "--rules", rules, "--prometheus-url", prom.URL(), "--start", base[7], "--end", base[9]},
 				"pods metric broken_rps: query_range"},
+			{"prometheus unreachable", []string{"-f", specs, "--rules", rules, "--prometheus-url", "http://127.0.0.1:1", "--since", "1h"},
+				"prometheus: prometheus request"},
 			{"empty range", []string{"-f", specs, "--rules", rules, "--prometheus-url", prom.URL(), "--start", base[9], "--end", base[7]},
 				"empty range"},
 			{"no data in range", []string{"-f", specs, "--rules", rules, "--prometheus-url", prom.URL(),

@@ -124,7 +124,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 		return err
 	}
 	t, ok := r.disc.Registry().External(metric)
-	if !ok && !r.disc.DiscoverExternal(ctx, metric) {
+	if !ok && !r.discoverExternal(ctx, metric) {
 		return r.notFound(naming.External)
 	}
 	t, _ = r.disc.Registry().External(metric)
@@ -190,11 +190,25 @@ func (r *Reader) custom(ctx context.Context, metric string, gr schema.GroupResou
 	if t, ok := r.disc.Registry().Custom(info); ok {
 		return t, nil
 	}
-	if !r.disc.DiscoverCustom(ctx, info) {
+	if !r.discoverCustom(ctx, info) {
 		return discovery.Target{}, r.notFound(naming.Custom)
 	}
 	t, _ := r.disc.Registry().Custom(info)
 	return t, nil
+}
+
+// discoverCustom and discoverExternal run the adapter's on-demand discovery
+// of one metric, bounded by Options.Timeout.
+func (r *Reader) discoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
+	ctx, cancel := r.requestContext(ctx)
+	defer cancel()
+	return r.disc.DiscoverCustom(ctx, info)
+}
+
+func (r *Reader) discoverExternal(ctx context.Context, metric string) bool {
+	ctx, cancel := r.requestContext(ctx)
+	defer cancel()
+	return r.disc.DiscoverExternal(ctx, metric)
 }
 
 // served fails when no rule of the file could name metric.

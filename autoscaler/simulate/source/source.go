@@ -64,6 +64,9 @@ type Options struct {
 	// Lookback is how far before Start series are discovered (Prometheus'
 	// lookback delta, 5m by default).
 	Lookback time.Duration
+	// Timeout bounds each request to Prometheus (--prometheus-timeout); 0
+	// means none beyond the caller's context.
+	Timeout time.Duration
 }
 
 // Reader reads metric histories. One Reader serves one range; it remembers
@@ -98,11 +101,32 @@ func New(opts Options) (*Reader, error) {
 	return &Reader{opts: opts, disc: d, cache: map[string]simulate.Series{}}, nil
 }
 
+// Check asks Prometheus one cheap question (the label values of one
+// metric name), so that an unreachable or refusing Prometheus is reported as
+// such rather than as metrics that no rule serves (discovery keeps its
+// errors to itself, as in the adapter).
+func (r *Reader) Check(ctx context.Context) error {
+	ctx, cancel := r.requestContext(ctx)
+	defer cancel()
+	if _, err := r.opts.Client.LabelValues(ctx, "__name__", []string{"up"}, r.opts.Range.Start); err != nil {
+		return fmt.Errorf("prometheus: %w", err)
+	}
+	return nil
+}
+
 // Query describes one metric read: the namespace of the autoscaler and, for
 // Pods metrics, the names of the target's pods.
 type Query struct {
 	Namespace string
 	PodNames  *regexp.Regexp
+}
+
+// requestContext bounds one request to Prometheus by Options.Timeout.
+func (r *Reader) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.opts.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, r.opts.Timeout)
 }
 
 // fixedClock is a clock standing at the end of the range, so discovery
@@ -122,7 +146,9 @@ func (r *Reader) rangeQuery(ctx context.Context, q string, fn func(series int, l
 		last := min(first+prom.MaxRangePoints, total) - 1
 		start := rng.Start.Add(time.Duration(first) * rng.Step)
 		end := rng.Start.Add(time.Duration(last) * rng.Step)
-		m, err := r.opts.Client.QueryRange(ctx, q, start, end, rng.Step)
+		qctx, cancel := r.requestContext(ctx)
+		m, err := r.opts.Client.QueryRange(qctx, q, start, end, rng.Step)
+		cancel()
 		if err != nil {
 			return fmt.Errorf("query_range %s: %w", q, err)
 		}
