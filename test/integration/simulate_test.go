@@ -240,6 +240,38 @@ func TestSimulateAgainstPrometheus(t *testing.T) {
 	mustf(t, json.Unmarshal([]byte(stdout), &got) == nil, "output is not JSON:\n%s", stdout)
 	mustf(t, len(got.Specs) == 2, "%d specs replayed, want web and worker", len(got.Specs))
 
+	checkKnownReplay(t, got, start, from, to)
+	web, worker := got.Specs[0], got.Specs[1]
+	at := func(m int) int { return (m - 1) * 4 } // step index m minutes after the start of the history
+	mustf(t, web.Steps[0].Actual != nil && *web.Steps[0].Actual == 2, "actual replicas of web not read")
+	mustf(t, web.Steps[at(4)].Replicas == 2 && web.Steps[at(10)].Replicas == 1, "web: load 100 at target 100 keeps 2 pods for the 5 m stabilization, then 1: %d, %d", web.Steps[at(4)].Replicas, web.Steps[at(10)].Replicas)
+	mustf(t, web.Steps[at(58)].Replicas == 4, "web: load 400 at target 100 ends at 4 pods, got %d", web.Steps[at(58)].Replicas)
+	mustf(t, worker.Steps[at(10)].Replicas == 3 && worker.Steps[at(35)].Replicas == 12, "worker: 30 and 120 messages at 10 per worker: %d, %d", worker.Steps[at(10)].Replicas, worker.Steps[at(35)].Replicas)
+	mustf(t, worker.Summary.FailedSteps > 0 && worker.Steps[at(51)].Failed && worker.Steps[at(51)].Values[0] == nil, "worker: the gap is not a failed metric: %+v", worker.Steps[at(51)])
+	mustf(t, web.Steps[at(20)].Values[0] != nil && *web.Steps[at(20)].Values[0] == 100, "web: per-pod value %v at 1 pod, want the load 100", web.Steps[at(20)].Values[0])
+
+	// EBBFLOW_SIMULATE_PLOT keeps the plot (the README's example is drawn so).
+	plotFile := os.Getenv("EBBFLOW_SIMULATE_PLOT")
+	if plotFile == "" {
+		plotFile = filepath.Join(t.TempDir(), "replay.png")
+	}
+	table, _, err := runSimulate(append(base, "--plot", plotFile)...)
+	t.Logf("table output:\n%s", table)
+	mustf(t, err == nil && strings.Contains(table, "HorizontalPodAutoscaler/web") && strings.Contains(table, "queue_messages_ready=120"), "table output:\n%s", table)
+
+	f, err := os.Open(plotFile)
+	mustf(t, err == nil, "no plot written: %v", err)
+	img, err := png.Decode(f)
+	f.Close()
+	mustf(t, err == nil && img.Bounds().Dx() > 500, "plot is not a PNG: %v", err)
+
+	t.Run("errors", func(t *testing.T) { simulateErrors(t, start, prom.URL(), rules, specs, base) })
+}
+
+// checkKnownReplay requires each spec's replicas to be those the replay of
+// the known series (what Prometheus serves of the recorded history) gives.
+func checkKnownReplay(t *testing.T, got simulateJSON, start, from, to time.Time) {
+	t.Helper()
 	isWeb := func(s recordedSeries) bool {
 		return s.family == "http_requests_per_second" && strings.Contains(s.labels, `namespace="ns1",pod="web-7d9f8-`)
 	}
@@ -271,59 +303,39 @@ func TestSimulateAgainstPrometheus(t *testing.T) {
 			}
 		}
 	}
-	web, worker := got.Specs[0], got.Specs[1]
-	at := func(m int) int { return (m - 1) * 4 } // step index m minutes after the start of the history
-	mustf(t, web.Steps[0].Actual != nil && *web.Steps[0].Actual == 2, "actual replicas of web not read")
-	mustf(t, web.Steps[at(4)].Replicas == 2 && web.Steps[at(10)].Replicas == 1, "web: load 100 at target 100 keeps 2 pods for the 5 m stabilization, then 1: %d, %d", web.Steps[at(4)].Replicas, web.Steps[at(10)].Replicas)
-	mustf(t, web.Steps[at(58)].Replicas == 4, "web: load 400 at target 100 ends at 4 pods, got %d", web.Steps[at(58)].Replicas)
-	mustf(t, worker.Steps[at(10)].Replicas == 3 && worker.Steps[at(35)].Replicas == 12, "worker: 30 and 120 messages at 10 per worker: %d, %d", worker.Steps[at(10)].Replicas, worker.Steps[at(35)].Replicas)
-	mustf(t, worker.Summary.FailedSteps > 0 && worker.Steps[at(51)].Failed && worker.Steps[at(51)].Values[0] == nil, "worker: the gap is not a failed metric: %+v", worker.Steps[at(51)])
-	mustf(t, web.Steps[at(20)].Values[0] != nil && *web.Steps[at(20)].Values[0] == 100, "web: per-pod value %v at 1 pod, want the load 100", web.Steps[at(20)].Values[0])
+}
 
-	// EBBFLOW_SIMULATE_PLOT keeps the plot (the README's example is drawn so).
-	plotFile := os.Getenv("EBBFLOW_SIMULATE_PLOT")
-	if plotFile == "" {
-		plotFile = filepath.Join(t.TempDir(), "replay.png")
+// simulateErrors checks the clear errors of bad input against the running
+// Prometheus at url.
+func simulateErrors(t *testing.T, start time.Time, url, rules, specs string, base []string) {
+	spec := func(metric string) string {
+		return writeFile(t, "spec.yaml", []byte(strings.Replace(simulateSpecs[:strings.Index(simulateSpecs, "---\napiVersion: autoscaling.ebbflow.dev")], "name: http_requests_per_second", "name: "+metric, 1)))
 	}
-	table, _, err := runSimulate(append(base, "--plot", plotFile)...)
-	t.Logf("table output:\n%s", table)
-	mustf(t, err == nil && strings.Contains(table, "HorizontalPodAutoscaler/web") && strings.Contains(table, "queue_messages_ready=120"), "table output:\n%s", table)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no rule", []string{"-f", spec("unknown_metric"), "--rules", rules, "--prometheus-url", url, "--since", "1h"},
+			"spec.metrics[0]: pods metric unknown_metric: no rule in the rule file's rules serves it"},
+		{"query fails", []string{"-f", spec("broken_rps"), "--rules", rules, "--prometheus-url", url, "--start", base[7], "--end", base[9]},
+			"pods metric broken_rps: query_range"},
+		{"prometheus unreachable", []string{"-f", specs, "--rules", rules, "--prometheus-url", "http://127.0.0.1:1", "--since", "1h"},
+			"prometheus: prometheus request"},
+		{"empty range", []string{"-f", specs, "--rules", rules, "--prometheus-url", url, "--start", base[9], "--end", base[7]},
+			"empty range"},
+		{"no data in range", []string{"-f", specs, "--rules", rules, "--prometheus-url", url,
+			"--start", start.Add(-10 * time.Hour).UTC().Format(time.RFC3339), "--end", start.Add(-9 * time.Hour).UTC().Format(time.RFC3339)},
+			"no value of it in Prometheus between"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runSimulate(tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
 
-	f, err := os.Open(plotFile)
-	mustf(t, err == nil, "no plot written: %v", err)
-	img, err := png.Decode(f)
-	f.Close()
-	mustf(t, err == nil && img.Bounds().Dx() > 500, "plot is not a PNG: %v", err)
-
-	t.Run("errors", func(t *testing.T) {
-		spec := func(metric string) string {
-			return writeFile(t, "spec.yaml", []byte(strings.Replace(simulateSpecs[:strings.Index(simulateSpecs, "---\napiVersion: autoscaling.ebbflow.dev")], "name: http_requests_per_second", "name: "+metric, 1)))
-		}
-		for _, tc := range []struct {
-			name string
-			args []string
-			want string
-		}{
-			{"no rule", []string{"-f", spec("unknown_metric"), "--rules", rules, "--prometheus-url", prom.URL(), "--since", "1h"},
-				"spec.metrics[0]: pods metric unknown_metric: no rule in the rule file's rules serves it"},
-			{"query fails", []string{"-f", spec("broken_rps"), "--rules", rules, "--prometheus-url", prom.URL(), "--start", base[7], "--end", base[9]},
-				"pods metric broken_rps: query_range"},
-			{"prometheus unreachable", []string{"-f", specs, "--rules", rules, "--prometheus-url", "http://127.0.0.1:1", "--since", "1h"},
-				"prometheus: prometheus request"},
-			{"empty range", []string{"-f", specs, "--rules", rules, "--prometheus-url", prom.URL(), "--start", base[9], "--end", base[7]},
-				"empty range"},
-			{"no data in range", []string{"-f", specs, "--rules", rules, "--prometheus-url", prom.URL(),
-				"--start", start.Add(-10 * time.Hour).UTC().Format(time.RFC3339), "--end", start.Add(-9 * time.Hour).UTC().Format(time.RFC3339)},
-				"no value of it in Prometheus between"},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				_, _, err := runSimulate(tc.args...)
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("error %v, want %q", err, tc.want)
-				}
-			})
-		}
-	})
 }
 
 // loadTestSpec decodes the i-th spec of simulateSpecs (0: the HPA, 1: the
