@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
@@ -93,6 +94,10 @@ func New(opts Options) (*Reader, error) {
 		MaxAge:     opts.Range.End.Sub(opts.Range.Start) + opts.Lookback,
 		Clock:      fixedClock(opts.Range.End),
 		Registerer: prometheus.NewRegistry(),
+		// One discovery per metric of the specs, each asked once: the
+		// adapter's limits against request floods have nothing to guard.
+		OnDemandInterval: time.Nanosecond,
+		OnDemandRate:     rate.Inf,
 	})
 	if err != nil {
 		return nil, err
