@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -24,7 +25,9 @@ type namedSpec struct {
 	// name is "KIND/NAME" (with the file when two specs share it).
 	name      string
 	namespace string
-	spec      pipeline.Spec
+	// source is "FILE#DOCUMENT".
+	source string
+	spec   pipeline.Spec
 }
 
 // loadSpecs reads every Autoscaler and HorizontalPodAutoscaler of the files
@@ -54,6 +57,7 @@ func loadSpecs(paths []string) ([]namedSpec, error) {
 				return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
 			}
 			if ok {
+				s.source = fmt.Sprintf("%s#%d", filepath.Base(path), doc)
 				out = append(out, s)
 			}
 		}
@@ -61,7 +65,22 @@ func loadSpecs(paths []string) ([]namedSpec, error) {
 	if len(out) == 0 {
 		return nil, errors.New("no Autoscaler or HorizontalPodAutoscaler in the -f files")
 	}
+	disambiguate(out)
 	return out, nil
+}
+
+// disambiguate adds the file and document to the names that several specs
+// share (the current and the tuned HPA "web", from two files).
+func disambiguate(specs []namedSpec) {
+	count := map[string]int{}
+	for _, s := range specs {
+		count[s.name]++
+	}
+	for i, s := range specs {
+		if count[s.name] > 1 {
+			specs[i].name = s.name + " (" + s.source + ")"
+		}
+	}
 }
 
 func readLimited(path string) ([]byte, error) {

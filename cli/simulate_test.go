@@ -114,6 +114,10 @@ spec:
 			t.Errorf("%q: error %v, want %q", tc.content, err, tc.want)
 		}
 	}
+	twice, err := loadSpecs([]string{good, writeTemp(t, "tuned.yaml", "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\nspec: {maxReplicas: 3}\n")})
+	if err != nil || len(twice) != 3 || twice[0].name != "HorizontalPodAutoscaler/web (specs.yaml#2)" || twice[2].name != "HorizontalPodAutoscaler/web (tuned.yaml#1)" || twice[1].name != "Autoscaler/web-tuned" {
+		t.Errorf("names of specs sharing a name: %v %v", twice, err)
+	}
 	if _, err := loadSpecs([]string{filepath.Join(t.TempDir(), "absent.yaml")}); err == nil {
 		t.Error("a missing file loaded")
 	}
