@@ -69,7 +69,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 	if err := disc.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newReloader(path, set.Hash, mapper, disc, reg)
+	r, err := newReloader(path, set.Hash, ruleset.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
