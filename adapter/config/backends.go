@@ -85,17 +85,21 @@ func ParseBackends(data []byte) (*BackendsFile, error) {
 		return nil, err
 	}
 	f := &BackendsFile{}
+	var loadErrs []FieldError
 	if root != nil {
 		w := newWalker()
 		w.walk(root, backendsShape, "")
-		if len(w.errs) > 0 {
-			return nil, LoadErrors(w.errs)
-		}
+		loadErrs = w.errs
 		if err := root.Decode(f); err != nil {
+			if len(loadErrs) > 0 {
+				return nil, LoadErrors(loadErrs)
+			}
 			return nil, decodeErrors(err)
 		}
 	}
-	if errs := ValidateBackends(f); len(errs) > 0 {
+	// As for rule files, what could be read is validated too: every problem at once.
+	errs := append(loadErrs, ValidateBackends(f)...)
+	if len(errs) > 0 {
 		return nil, ValidationErrors(errs)
 	}
 	return f, nil
