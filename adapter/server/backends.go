@@ -77,3 +77,14 @@ func guardBackends(m *prom.GuardMetrics, backends map[string]backend, maxConcurr
 	}
 	return out
 }
+
+// GuardedBackends reads --prometheus-backends-file and returns the clients of its
+// backends, each in its own Guard counting in m, as the adapter runs them, and their
+// names in file order. No file gives no backends.
+func (o *Options) GuardedBackends(m *prom.GuardMetrics) (prom.Backends, []string, error) {
+	backends, names, err := o.loadBackends()
+	if err != nil {
+		return nil, nil, err
+	}
+	return guardBackends(m, backends, o.MaxConcurrentQueries), names, nil
+}
