@@ -32,6 +32,10 @@ externalRules:
 	if err != nil || !strings.Contains(out, "note: backends team-a, team-b are not checked") {
 		t.Errorf("without a backends file: %v\n%s", err, out)
 	}
+	out, err = run(t, "config", "render", rules, "--series", `jobs{queue="q"}`)
+	if err != nil || !strings.Contains(out, `externalRules[1]: metric "jobs" (backend "team-b")`) {
+		t.Errorf("render names the rule's backend: %v\n%s", err, out)
+	}
 	_, err = run(t, "config", "check", "--prometheus-backends-file", backends, rules)
 	if err == nil || !strings.Contains(err.Error(), `externalRules[1] (seriesQuery "jobs{queue!=\"\"}"): backend: unknown backend "team-b" (known: default, team-a)`) {
 		t.Errorf("unknown backend: %v", err)

@@ -138,7 +138,11 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 			continue
 		}
 		matched = true
-		fmt.Fprintf(w, "  %s[%d]: metric %q\n", list, r.Index(), metric)
+		fmt.Fprintf(w, "  %s[%d]: metric %q", list, r.Index(), metric)
+		if r.Backend() != "" {
+			fmt.Fprintf(w, " (backend %q)", r.Backend())
+		}
+		fmt.Fprintln(w)
 		if r.Kind() == naming.External {
 			ns := s.Labels["namespace"]
 			q, err := r.ExternalQuery(s.Name, ns, nil)
