@@ -8,7 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -99,5 +101,31 @@ func TestQueriesGoToTheRulesBackend(t *testing.T) {
 	}
 	if err := getHTTP(); err != nil {
 		t.Errorf("team down: default backend metric failed too: %v", err)
+	}
+}
+
+// TestResourceRulesBackend: resourceRules.backend sends both resources' queries to
+// that backend only.
+func TestResourceRulesBackend(t *testing.T) {
+	text := strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memGrouped, 1) + "  backend: nodes\n"
+	set, err := ruleset.ParseWith([]byte(text), ruleset.Options{Backends: []string{"nodes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &promfake.Client{Err: errors.New("the default backend must not be asked")}
+	nodes := &promfake.Client{Answers: map[string]model.Vector{
+		`sum by (node) (irate(node_cpu_usage_seconds_total{node="n1"}[4m]))`: {rsample(1.5, 0, "node", "n1")},
+		`sum by (node) (node_memory_working_set_bytes{node="n1"})`:           {rsample(1<<30, 0, "node", "n1")},
+	}}
+	p, err := NewResource(ResourceOptions{Prom: def, Backends: prom.Backends{"nodes": nodes}, Registerer: prometheus.NewRegistry()}, set.Resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.NodeMetrics(context.Background(), []*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("NodeMetrics = %+v, %v (default backend got %q, nodes %q)", got, err, def.Queries(), nodes.Queries())
+	}
+	if len(def.Queries()) != 0 || len(nodes.Queries()) != 2 {
+		t.Errorf("queries: default %q, nodes %q", def.Queries(), nodes.Queries())
 	}
 }
