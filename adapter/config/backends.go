@@ -35,6 +35,9 @@ type Backend struct {
 	Verb string `yaml:"verb"`
 	// Timeout caps every request; 0 means --prometheus-timeout.
 	Timeout model.Duration `yaml:"timeout"`
+	// MaxConcurrentQueries caps this backend's requests in flight; 0 means
+	// --max-concurrent-queries. Each backend has its own slots either way.
+	MaxConcurrentQueries int `yaml:"maxConcurrentQueries"`
 	// Headers are sent with every request, e.g. X-Scope-OrgID for a Mimir tenant.
 	Headers map[string]string `yaml:"headers"`
 	// CAFile verifies the server's certificate; empty means the system roots.
@@ -53,6 +56,10 @@ type BasicAuth struct {
 	Username     string `yaml:"username"`
 	PasswordFile string `yaml:"passwordFile"`
 }
+
+// maxBackendConcurrency bounds a backend's maxConcurrentQueries (each slot may hold a
+// goroutine and a connection).
+const maxBackendConcurrency = 1024
 
 var (
 	backendsShape = shapeOf(reflect.TypeFor[BackendsFile]())
@@ -150,6 +157,9 @@ func checkBackendConnection(p *problems, b Backend) {
 	}
 	if b.Timeout < 0 {
 		p.add("timeout", "must not be negative")
+	}
+	if b.MaxConcurrentQueries < 0 || b.MaxConcurrentQueries > maxBackendConcurrency {
+		p.add("maxConcurrentQueries", "must be between 0 (--max-concurrent-queries) and %d", maxBackendConcurrency)
 	}
 	for _, name := range sortedKeys(b.Headers) {
 		switch {

@@ -12,6 +12,7 @@ backends:
   url: https://prometheus.team-a:9090/?dedup=true
   verb: POST
   timeout: 10s
+  maxConcurrentQueries: 4
   headers: {X-Scope-OrgID: team-a}
   caFile: /etc/ca.pem
   clientCertFile: /etc/tls.crt
@@ -28,7 +29,7 @@ backends:
 	if got := f.Names(); len(got) != 2 || got[0] != "team-a" || got[1] != "mimir-b" {
 		t.Errorf("names = %v", got)
 	}
-	if f.Backends[0].Headers["X-Scope-OrgID"] != "team-a" || f.Backends[1].BasicAuth.Username != "ebbflow" {
+	if f.Backends[0].Headers["X-Scope-OrgID"] != "team-a" || f.Backends[0].MaxConcurrentQueries != 4 || f.Backends[1].BasicAuth.Username != "ebbflow" {
 		t.Errorf("decoded = %+v", f.Backends)
 	}
 
@@ -41,6 +42,8 @@ backends:
 		{"unknown key", "backends:\n- name: a\n  url: http://p\n  tokenfile: x", []string{"line 4:3: backends[0].tokenfile: unknown key", `did you mean "tokenFile"`}},
 		{"wrong type", "backends:\n- name: a\n  url: http://p\n  headers: [a]", []string{"backends[0].headers: expected a mapping"}},
 		{"bad duration", "backends:\n- name: a\n  url: http://p\n  timeout: 10 seconds", []string{"backends[0].timeout: expected a duration"}},
+		{"bad integer", "backends:\n- name: a\n  url: http://p\n  maxConcurrentQueries: '4'", []string{`line 4:25: backends[0].maxConcurrentQueries: expected an integer, found "4"`}},
+		{"concurrency range", "backends:\n- name: a\n  url: http://p\n  maxConcurrentQueries: 5000", []string{"backends[0]: maxConcurrentQueries: must be between 0"}},
 		{"every problem at once", `
 backends:
 - url: ftp://p

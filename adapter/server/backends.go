@@ -11,8 +11,9 @@ import (
 
 // backend is one named backend's client and request timeout, before guarding.
 type backend struct {
-	client  prom.Client
-	timeout time.Duration
+	client        prom.Client
+	timeout       time.Duration
+	maxConcurrent int
 }
 
 // loadBackends reads --prometheus-backends-file (none: no named backends) and
@@ -36,7 +37,11 @@ func (o *Options) loadBackends() (map[string]backend, []string, error) {
 		if timeout == 0 {
 			timeout = o.PrometheusTimeout
 		}
-		out[b.Name] = backend{client: c, timeout: timeout}
+		maxConcurrent := b.MaxConcurrentQueries
+		if maxConcurrent == 0 {
+			maxConcurrent = o.MaxConcurrentQueries
+		}
+		out[b.Name] = backend{client: c, timeout: timeout, maxConcurrent: maxConcurrent}
 	}
 	return out, f.Names(), nil
 }
@@ -68,12 +73,12 @@ func newBackendClient(b config.Backend, maxResponse int64, disableHTTP2 bool) (p
 }
 
 // guardBackends wraps every client in its own Guard: each backend has its own
-// --max-concurrent-queries slots and singleflight, and self-metrics labelled by
-// its name.
-func guardBackends(m *prom.GuardMetrics, backends map[string]backend, maxConcurrent int) prom.Backends {
+// concurrency slots (maxConcurrentQueries or --max-concurrent-queries) and
+// singleflight, and self-metrics labelled by its name.
+func guardBackends(m *prom.GuardMetrics, backends map[string]backend) prom.Backends {
 	out := make(prom.Backends, len(backends))
 	for name, b := range backends {
-		out[name] = m.Guard(b.client, prom.GuardOptions{MaxConcurrent: maxConcurrent, Timeout: b.timeout}, name)
+		out[name] = m.Guard(b.client, prom.GuardOptions{MaxConcurrent: b.maxConcurrent, Timeout: b.timeout}, name)
 	}
 	return out
 }
@@ -86,5 +91,5 @@ func (o *Options) GuardedBackends(m *prom.GuardMetrics) (prom.Backends, []string
 	if err != nil {
 		return nil, nil, err
 	}
-	return guardBackends(m, backends, o.MaxConcurrentQueries), names, nil
+	return guardBackends(m, backends), names, nil
 }

@@ -99,7 +99,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		return err
 	}
 	guard := guards.Guard(c.prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, config.DefaultBackend)
-	named := guardBackends(guards, c.backends, o.MaxConcurrentQueries)
+	named := guardBackends(guards, c.backends)
 	disc, err := discovery.New(discovery.Options{Client: guard, Backends: named, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
 	if err != nil {
 		return err
