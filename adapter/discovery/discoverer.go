@@ -121,20 +121,20 @@ func (d *Discoverer) Registry() *Registry {
 	return d.reg.Load()
 }
 
-// Synced reports whether at least one relist has succeeded.
+// Synced reports whether at least one relist has succeeded for at least one backend.
 func (d *Discoverer) Synced() bool {
 	return d.synced.Load()
 }
 
-// Run relists now and then every interval until ctx is done. A failed relist keeps
-// the last good registry; the failure is logged and counted.
+// Run relists now and then every interval until ctx is done. A backend whose relist
+// fails keeps its last good metrics; the failure is logged and counted.
 func (d *Discoverer) Run(ctx context.Context, interval time.Duration) {
 	logger := klog.FromContext(ctx)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		if err := d.Relist(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "Metric discovery failed; keeping the last good registry")
+			logger.Error(err, "Metric discovery failed; the failing backends keep their last good metrics")
 		}
 		select {
 		case <-ctx.Done():
