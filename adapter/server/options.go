@@ -36,6 +36,7 @@ type Options struct {
 	ConfigCheckInterval     time.Duration
 	NaNValues               string
 	MaxSeries               int
+	BackendsFile            string
 }
 
 // NewOptions returns options with their defaults.
@@ -65,6 +66,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
 	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
+	fs.StringVar(&o.BackendsFile, "prometheus-backends-file", o.BackendsFile, "YAML file of named Prometheus backends (URL, headers, TLS and auth per backend) that rules select with their backend field; --prometheus-url is the backend named default. Read at start.")
 	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 
