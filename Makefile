@@ -32,6 +32,7 @@ test-integration: deps
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./adapter/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBackends$$' -fuzztime $(FUZZTIME) ./adapter/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectorQuery$$' -fuzztime $(FUZZTIME) ./adapter/naming/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanName$$' -fuzztime $(FUZZTIME) ./adapter/naming/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/

@@ -22,18 +22,34 @@ func newConfigCommand() *cobra.Command {
 }
 
 func newCheckCommand() *cobra.Command {
-	return &cobra.Command{
+	var backendsFile string
+	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Report every problem in a rule file; exit non-zero if there is any",
 		Long: `check loads FILE strictly (unknown keys are errors), validates every rule against the
-built-in Kubernetes resources and prints all problems at once, then any warnings.`,
+built-in Kubernetes resources and prints all problems at once, then any warnings.
+
+With --prometheus-backends-file (the adapter's flag of the same name) the file is
+checked too, and every rule's backend must name one of its backends (or default).
+Without it, backend names are only checked for their form and a note says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			set, err := ruleset.ParseFile(args[0], config.DefaultRESTMapper())
+			opts := ruleset.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
+			if backendsFile != "" {
+				f, err := config.LoadBackendsFile(backendsFile)
+				if err != nil {
+					return err
+				}
+				opts.Backends = f.Names()
+			}
+			set, err := ruleset.ParseFileWith(args[0], opts)
 			if err != nil {
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
 			printWarnings(cmd.OutOrStdout(), set.Warnings)
+			if named := namedBackends(set.Config); len(named) > 0 && backendsFile == "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "note: backends %s are not checked; pass --prometheus-backends-file\n", strings.Join(named, ", "))
+			}
 			custom, external := set.Counts()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d custom rules, %d external rules", args[0], custom, external)
 			if set.Config.ResourceRules != nil {
@@ -43,6 +59,27 @@ built-in Kubernetes resources and prints all problems at once, then any warnings
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&backendsFile, "prometheus-backends-file", "", "the adapter's backends file; rules' backend fields are checked against it")
+	return cmd
+}
+
+// namedBackends lists the distinct backends other than the default that cfg's
+// rules name, sorted.
+func namedBackends(cfg *config.Config) []string {
+	var out []string
+	add := func(name string) {
+		if name = naming.BackendName(name); name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, r := range append(slices.Clone(cfg.Rules), cfg.ExternalRules...) {
+		add(r.Backend)
+	}
+	if cfg.ResourceRules != nil {
+		add(cfg.ResourceRules.Backend)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func newRenderCommand() *cobra.Command {
@@ -60,7 +97,7 @@ requested namespace and object names.`,
 			if len(series) == 0 {
 				return errors.New("at least one --series is required")
 			}
-			set, err := ruleset.ParseFile(args[0], config.DefaultRESTMapper())
+			set, err := ruleset.ParseFileWith(args[0], ruleset.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: true})
 			if err != nil {
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
@@ -101,7 +138,11 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 			continue
 		}
 		matched = true
-		fmt.Fprintf(w, "  %s[%d]: metric %q\n", list, r.Index(), metric)
+		fmt.Fprintf(w, "  %s[%d]: metric %q", list, r.Index(), metric)
+		if r.Backend() != "" {
+			fmt.Fprintf(w, " (backend %q)", r.Backend())
+		}
+		fmt.Fprintln(w)
 		if r.Kind() == naming.External {
 			ns := s.Labels["namespace"]
 			q, err := r.ExternalQuery(s.Name, ns, nil)

@@ -17,5 +17,6 @@ func NewRootCommand() *cobra.Command {
 	root.AddCommand(newConfigCommand())
 	root.AddCommand(newProportionalCommand())
 	root.AddCommand(newExplainCommand())
+	root.AddCommand(newSimulateCommand())
 	return root
 }

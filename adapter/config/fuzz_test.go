@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +60,53 @@ func FuzzLoad(f *testing.F) {
 		for _, w := range Warnings(cfg, mapper) {
 			if w.Rule == "" || w.Message == "" {
 				t.Errorf("warning %+v names no rule or says nothing", w)
+			}
+		}
+	})
+}
+
+// FuzzParseBackends runs ParseBackends on arbitrary input: no panic or hang, every
+// error the documented aggregate naming a field, and every accepted file has
+// unique, well-formed names and http(s) URLs. Seeds in testdata/fuzz run in unit
+// tests; `make fuzz` explores.
+func FuzzParseBackends(f *testing.F) {
+	for _, doc := range []string{
+		"",
+		"backends: [{name: a, url: 'http://a:9090/?dedup=true', headers: {X-Scope-OrgID: t}}]",
+		"backends: [{name: a, url: 'https://a', basicAuth: {username: u, passwordFile: /p}, tokenFile: /t}]",
+		"backends: [{name: default, url: ftp://x, verb: PUT, timeout: 5 minutes}]",
+		"backends: [&a {name: a, url: 'http://a'}, *a, {<<: *a, name: b}]",
+		"backends: [{name: a, url: 'http://a', headers: {'bad name': \"x\\r\\ny\", Authorization: b}}]",
+		"backends: {name: a}\n---\nbackends: []",
+	} {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bf, err := ParseBackends(data)
+		if err != nil {
+			var lerrs LoadErrors
+			var verrs ValidationErrors
+			switch {
+			case errors.As(err, &verrs) && len(verrs) > 0:
+				for _, e := range verrs {
+					if e.Rule == "" && e.Field == "" && e.Line == 0 {
+						t.Errorf("problem %q names no backend, field or position", e)
+					}
+				}
+			case errors.As(err, &lerrs) && len(lerrs) > 0:
+			default:
+				t.Fatalf("ParseBackends error %v is neither LoadErrors nor ValidationErrors", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, b := range bf.Backends {
+			if seen[b.Name] || !backendNameRE.MatchString(b.Name) || b.Name == DefaultBackend {
+				t.Errorf("accepted backend name %q", b.Name)
+			}
+			seen[b.Name] = true
+			if !strings.HasPrefix(b.URL, "http://") && !strings.HasPrefix(b.URL, "https://") {
+				t.Errorf("accepted URL %q", b.URL)
 			}
 		}
 	})

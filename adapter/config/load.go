@@ -51,7 +51,7 @@ func Load(data []byte) (*Config, error) {
 // still decode) it also returns what it read, so callers can validate the rest and
 // report every problem at once. The Config is nil when nothing could be read.
 func LoadPartial(data []byte) (*Config, error) {
-	root, err := parseDocument(data)
+	root, err := parseDocument(data, "a rule file")
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func LoadPartial(data []byte) (*Config, error) {
 
 // parseDocument returns the root node of the only document in data, or nil if the
 // document is empty.
-func parseDocument(data []byte) (*yaml.Node, error) {
+func parseDocument(data []byte, what string) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -93,7 +93,7 @@ func parseDocument(data []byte) (*yaml.Node, error) {
 		return nil, LoadErrors{{
 			Line:    next.Content[0].Line,
 			Column:  next.Content[0].Column,
-			Message: "a rule file holds one YAML document, found a second one",
+			Message: what + " holds one YAML document, found a second one",
 		}}
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {

@@ -278,9 +278,9 @@ func TestConfigShapeFollowsTypes(t *testing.T) {
 		want []string
 	}{
 		{"top level", configShape.keys, []string{"rules", "externalRules", "resourceRules"}},
-		{"discovery rule", rule.keys, []string{"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "nanValues"}},
+		{"discovery rule", rule.keys, []string{"seriesQuery", "seriesFilters", "resources", "name", "metricsQuery", "nanValues", "backend"}},
 		{"resources", rule.fields["resources"].keys, []string{"template", "overrides", "namespaced"}},
-		{"resource rules", configShape.fields["resourceRules"].keys, []string{"cpu", "memory", "window"}},
+		{"resource rules", configShape.fields["resourceRules"].keys, []string{"cpu", "memory", "window", "backend"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

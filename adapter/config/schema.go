@@ -18,6 +18,7 @@ type shapeKind int
 const (
 	shapeString shapeKind = iota
 	shapeBool
+	shapeInt
 	shapeDuration
 	shapeStruct
 	shapeList
@@ -49,6 +50,8 @@ func shapeOf(t reflect.Type) *shape {
 		return &shape{kind: shapeString}
 	case reflect.Bool:
 		return &shape{kind: shapeBool}
+	case reflect.Int:
+		return &shape{kind: shapeInt}
 	case reflect.Slice:
 		return &shape{kind: shapeList, elem: shapeOf(t.Elem())}
 	case reflect.Map:
@@ -124,6 +127,12 @@ func (w *walker) walk(n *yaml.Node, s *shape, path string) {
 	case shapeBool:
 		if w.scalar(n, path, "true or false") {
 			w.boolean(n, path)
+		}
+	case shapeInt:
+		if w.scalar(n, path, "an integer") {
+			if _, err := strconv.Atoi(n.Value); err != nil || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+				w.add(n, path, "expected an integer, found %q", n.Value)
+			}
 		}
 	case shapeDuration:
 		if w.scalar(n, path, "a duration") {

@@ -42,6 +42,10 @@ type DiscoveryRule struct {
 	// NaNZero serves 0 (prometheus-adapter's behaviour), NaNDrop serves no sample.
 	// Empty means the adapter's --nan-values.
 	NaNValues string `yaml:"nanValues"`
+	// Backend (an ebbflow extension) names the Prometheus backend the rule's series
+	// are discovered in and its queries sent to (see BackendsFile). Empty or
+	// DefaultBackend means the backend of --prometheus-url.
+	Backend string `yaml:"backend"`
 }
 
 // What a NaN sample becomes (DiscoveryRule.NaNValues, --nan-values).
@@ -106,6 +110,9 @@ type ResourceRules struct {
 	// Window is the Prometheus duration (e.g. "5m") reported as the window of every
 	// result; it should match the range the queries use. It must be positive.
 	Window model.Duration `yaml:"window"`
+	// Backend (an ebbflow extension) names the Prometheus backend both resources are
+	// queried in, as DiscoveryRule.Backend.
+	Backend string `yaml:"backend"`
 }
 
 // ResourceRule configures one resource of metrics.k8s.io.

@@ -20,8 +20,12 @@ import (
 
 // Options configure a Discoverer.
 type Options struct {
-	// Client lists series; required.
+	// Client lists series of the default backend; required.
 	Client prom.Client
+	// Backends list series of the named backends rules may select. Each backend is
+	// discovered on its own: a backend that fails keeps its last good metrics while
+	// the others' are refreshed.
+	Backends prom.Backends
 	// Scope tells cluster-scoped resources apart; required.
 	Scope Scoper
 	// MaxAge bounds how far back series are listed (start = now - MaxAge).
@@ -53,6 +57,7 @@ var ErrTooManySeries = errors.New("too many series")
 // safe for concurrent use.
 type Discoverer struct {
 	opts    Options
+	clients prom.Backends
 	rules   atomic.Pointer[[]*naming.Rule]
 	reg     atomic.Pointer[Registry]
 	synced  atomic.Bool
@@ -96,7 +101,7 @@ func New(opts Options) (*Discoverer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Discoverer{opts: opts, metrics: m, lastTry: map[string]time.Time{}, limiter: rate.NewLimiter(opts.OnDemandRate, burst)}
+	d := &Discoverer{opts: opts, clients: prom.WithDefault(opts.Client, opts.Backends), metrics: m, lastTry: map[string]time.Time{}, limiter: rate.NewLimiter(opts.OnDemandRate, burst)}
 	d.rules.Store(&[]*naming.Rule{})
 	return d, nil
 }
@@ -116,20 +121,20 @@ func (d *Discoverer) Registry() *Registry {
 	return d.reg.Load()
 }
 
-// Synced reports whether at least one relist has succeeded.
+// Synced reports whether at least one relist has succeeded for at least one backend.
 func (d *Discoverer) Synced() bool {
 	return d.synced.Load()
 }
 
-// Run relists now and then every interval until ctx is done. A failed relist keeps
-// the last good registry; the failure is logged and counted.
+// Run relists now and then every interval until ctx is done. A backend whose relist
+// fails keeps its last good metrics; the failure is logged and counted.
 func (d *Discoverer) Run(ctx context.Context, interval time.Duration) {
 	logger := klog.FromContext(ctx)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		if err := d.Relist(ctx); err != nil && ctx.Err() == nil {
-			logger.Error(err, "Metric discovery failed; keeping the last good registry")
+			logger.Error(err, "Metric discovery failed; the failing backends keep their last good metrics")
 		}
 		select {
 		case <-ctx.Done():
@@ -139,24 +144,42 @@ func (d *Discoverer) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Relist lists series for every distinct series query and replaces the registry. On
-// error the registry is left unchanged.
+// Relist lists series for every distinct (backend, series query) and replaces the
+// registry. Backends are listed concurrently and independently: the entries of a
+// backend whose listing fails are kept as they are, the others' replaced, and the
+// error names the failed backends. When every backend fails the registry is left
+// unchanged.
 func (d *Discoverer) Relist(ctx context.Context) error {
 	d.mu.Lock()
 	rules, gen := *d.rules.Load(), d.rulesGen
 	d.mu.Unlock()
 	start := d.opts.Clock.Now()
-	reg, err := d.collect(ctx, rules, groupByQuery(rules))
+	backends := splitByBackend(groupByQuery(rules))
+	results := d.collectBackends(ctx, rules, backends)
 	elapsed := d.opts.Clock.Since(start)
-	if err != nil {
-		d.metrics.observeRelist(elapsed, err)
-		return fmt.Errorf("relist: %w", err)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if gen != d.rulesGen {
 		return errors.New("relist: rules changed during discovery; result discarded")
 	}
+	current := d.reg.Load()
+	parts := make([]*Registry, 0, len(backends))
+	var errs []error
+	for i, b := range backends {
+		r := results[i]
+		d.metrics.observeRelist(backendLabel(b.name), r.elapsed, r.err)
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("backend %q: %w", backendLabel(b.name), r.err))
+			parts = append(parts, current.only(b.name))
+			continue
+		}
+		d.metrics.setSeries(backendLabel(b.name), r.reg.series)
+		parts = append(parts, r.reg)
+	}
+	if len(backends) > 0 && len(errs) == len(backends) {
+		return fmt.Errorf("relist: %w", errors.Join(errs...))
+	}
+	reg := mergeByRule(parts)
 	kept := d.additions[:0]
 	for _, a := range d.additions {
 		if !a.at.Before(start) {
@@ -167,41 +190,50 @@ func (d *Discoverer) Relist(ctx context.Context) error {
 	d.additions = kept
 	d.reg.Store(reg)
 	d.synced.Store(true)
-	d.metrics.observeRelist(elapsed, nil)
 	d.metrics.setRegistry(reg)
-	klog.FromContext(ctx).V(2).Info("Discovered metrics", "series", reg.series, "custom", len(reg.custom), "external", len(reg.external), "duration", elapsed)
+	klog.FromContext(ctx).V(2).Info("Discovered metrics", "series", reg.series, "custom", len(reg.custom), "external", len(reg.external), "backends", len(backends), "duration", elapsed)
+	if len(errs) > 0 {
+		return fmt.Errorf("relist (other backends refreshed): %w", errors.Join(errs...))
+	}
 	return nil
 }
 
-// queryGroup is one distinct series query and the positions of the rules using it.
+// queryGroup is one distinct (backend, series query) and the positions of the rules
+// using it.
 type queryGroup struct {
-	query string
-	rules []int
+	backend string
+	query   string
+	rules   []int
 }
 
-// groupByQuery groups rules whose series queries are identical, so each query is
-// sent once, in first-appearance order.
+// groupByQuery groups rules whose backends and series queries are identical, so
+// each query is sent once to each backend, in first-appearance order.
 func groupByQuery(rules []*naming.Rule) []queryGroup {
 	var groups []queryGroup
-	pos := map[string]int{}
+	pos := map[[2]string]int{}
 	for i, r := range rules {
-		q := r.SeriesQuery()
-		if j, ok := pos[q]; ok {
+		key := [2]string{r.Backend(), r.SeriesQuery()}
+		if j, ok := pos[key]; ok {
 			groups[j].rules = append(groups[j].rules, i)
 			continue
 		}
-		pos[q] = len(groups)
-		groups = append(groups, queryGroup{query: q, rules: []int{i}})
+		pos[key] = len(groups)
+		groups = append(groups, queryGroup{backend: r.Backend(), query: r.SeriesQuery(), rules: []int{i}})
 	}
 	return groups
 }
 
-// collect streams the series of each group into a new registry.
-func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, groups []queryGroup) (*Registry, error) {
+// collect streams the series of each group, all of one backend, into a new
+// registry.
+func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, backend string, groups []queryGroup) (*Registry, error) {
+	client, err := d.clients.For(backend)
+	if err != nil {
+		return nil, err
+	}
 	col := newCollector(rules)
 	since := d.opts.Clock.Now().Add(-d.opts.MaxAge)
 	for _, g := range groups {
-		err := d.opts.Client.Series(ctx, []string{g.query}, since, func(name string, labels []string) error {
+		err := client.Series(ctx, []string{g.query}, since, func(name string, labels []string) error {
 			if col.series >= d.opts.MaxSeries {
 				return fmt.Errorf("%w: more than %d (raise --metrics-max-series or narrow the seriesQuery)", ErrTooManySeries, d.opts.MaxSeries)
 			}
@@ -209,7 +241,7 @@ func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, groups [
 			return ctx.Err()
 		})
 		if errors.Is(err, ErrTooManySeries) {
-			d.metrics.limited.WithLabelValues("series").Inc()
+			d.metrics.limited.WithLabelValues(backendLabel(backend), "series").Inc()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("series %q: %w", g.query, err)

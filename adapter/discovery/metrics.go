@@ -8,8 +8,8 @@ import (
 
 type metrics struct {
 	duration    *prometheus.HistogramVec
-	lastSuccess prometheus.Gauge
-	series      prometheus.Gauge
+	lastSuccess *prometheus.GaugeVec
+	series      *prometheus.GaugeVec
 	entries     *prometheus.GaugeVec
 	onDemand    *prometheus.CounterVec
 	limited     *prometheus.CounterVec
@@ -20,17 +20,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: ns, Subsystem: sub, Name: "duration_seconds",
-			Help:    "Duration of full metric discoveries (relists) by outcome.",
+			Help:    "Duration of full metric discoveries (relists) by backend and outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
-		}, []string{"outcome"}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, []string{"backend", "outcome"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "last_success_timestamp_seconds",
-			Help: "Unix time of the last successful relist.",
-		}),
-		series: prometheus.NewGauge(prometheus.GaugeOpts{
+			Help: "Unix time of the last successful relist, by backend.",
+		}, []string{"backend"}),
+		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "series",
-			Help: "Series listed by the last successful relist.",
-		}),
+			Help: "Series listed by the last successful relist, by backend.",
+		}, []string{"backend"}),
 		entries: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "registry_entries",
 			Help: "Metrics currently served, by API (custom entries count each resource and scope).",
@@ -41,8 +41,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"result"}),
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "limit_exceeded_total",
-			Help: "Discoveries that failed because Prometheus listed more than a cap allows, by cap (series).",
-		}, []string{"limit"}),
+			Help: "Discoveries that failed because Prometheus listed more than a cap allows, by backend and cap (series).",
+		}, []string{"backend", "limit"}),
 	}
 	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand, m.limited} {
 		if err := reg.Register(c); err != nil {
@@ -52,19 +52,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-func (m *metrics) observeRelist(d time.Duration, err error) {
+func (m *metrics) observeRelist(backend string, d time.Duration, err error) {
 	outcome := "success"
 	if err != nil {
 		outcome = "error"
 	} else {
-		m.lastSuccess.SetToCurrentTime()
+		m.lastSuccess.WithLabelValues(backend).SetToCurrentTime()
 	}
-	m.duration.WithLabelValues(outcome).Observe(d.Seconds())
+	m.duration.WithLabelValues(backend, outcome).Observe(d.Seconds())
+}
+
+func (m *metrics) setSeries(backend string, n int) {
+	m.series.WithLabelValues(backend).Set(float64(n))
 }
 
 func (m *metrics) setRegistry(r *Registry) {
 	custom, external := r.Len()
 	m.entries.WithLabelValues("custom").Set(float64(custom))
 	m.entries.WithLabelValues("external").Set(float64(external))
-	m.series.Set(float64(r.SeriesSeen()))
 }

@@ -2,8 +2,11 @@ package discovery
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -93,40 +96,85 @@ func (d *Discoverer) allow(key string) bool {
 	return true
 }
 
-// candidates groups the rules of kind that could name metric by series query, so
-// each distinct query is asked once.
+// candidates groups the rules of kind that could name metric by backend and series
+// query, so each distinct query is asked once of each backend.
 func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGroup {
 	var groups []queryGroup
-	pos := map[string]int{}
+	pos := map[[2]string]int{}
 	for i, r := range rules {
 		if r.Kind() != kind || !r.CanName(metric) {
 			continue
 		}
-		q := r.SeriesQuery()
-		if j, ok := pos[q]; ok {
+		key := [2]string{r.Backend(), r.SeriesQuery()}
+		if j, ok := pos[key]; ok {
 			groups[j].rules = append(groups[j].rules, i)
 			continue
 		}
-		pos[q] = len(groups)
-		groups = append(groups, queryGroup{query: q, rules: []int{i}})
+		pos[key] = len(groups)
+		groups = append(groups, queryGroup{backend: r.Backend(), query: r.SeriesQuery(), rules: []int{i}})
 	}
 	return groups
 }
 
 // discoverMetric lists only the series that could yield metric: first the series
 // names each distinct query of the rules that could name metric selects (a small
-// answer, one call per query), then the series of those names.
+// answer, one call per backend and query), then the series of those names. A
+// backend that fails does not stop the others; the error names it.
 func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metric string) error {
 	d.mu.Lock()
 	rules, gen := *d.rules.Load(), d.rulesGen
 	d.mu.Unlock()
 	since := d.opts.Clock.Now().Add(-d.opts.MaxAge)
+	var errs []error
+	var found []queryGroup
+	for _, b := range splitByBackend(candidates(rules, kind, metric)) {
+		groups, err := d.narrowed(ctx, rules, b, metric, since)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("backend %q: %w", backendLabel(b.name), err))
+		}
+		found = append(found, groups...)
+	}
+	if len(found) == 0 {
+		return errors.Join(errs...)
+	}
+	started := d.opts.Clock.Now()
+	var add *Registry
+	for _, b := range splitByBackend(found) {
+		reg, err := d.collect(ctx, rules, b.name, b.groups)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("backend %q: %w", backendLabel(b.name), err))
+			continue
+		}
+		add = mergeByRule([]*Registry{add.orEmpty(), reg})
+	}
+	if add == nil {
+		return errors.Join(errs...)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if gen != d.rulesGen {
+		return errors.Join(errs...)
+	}
+	reg := d.reg.Load().merged(add)
+	d.reg.Store(reg)
+	d.additions = append(d.additions, addition{at: started, reg: add})
+	d.metrics.setRegistry(reg)
+	return errors.Join(errs...)
+}
+
+// narrowed asks backend b for the series names its candidate queries select and
+// returns, per name that gives metric, a query group narrowed to that name.
+func (d *Discoverer) narrowed(ctx context.Context, rules []*naming.Rule, b backendGroups, metric string, since time.Time) ([]queryGroup, error) {
+	client, err := d.clients.For(b.name)
+	if err != nil {
+		return nil, err
+	}
 	var groups []queryGroup
 	pos := map[string]int{}
-	for _, c := range candidates(rules, kind, metric) {
-		names, err := d.opts.Client.LabelValues(ctx, "__name__", []string{c.query}, since)
+	for _, c := range b.groups {
+		names, err := client.LabelValues(ctx, "__name__", []string{c.query}, since)
 		if err != nil {
-			return err
+			return groups, err
 		}
 		for _, n := range names {
 			sel, ok := narrowSelector(c.query, n)
@@ -142,28 +190,11 @@ func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metri
 					continue
 				}
 				pos[sel] = len(groups)
-				groups = append(groups, queryGroup{query: sel, rules: []int{i}})
+				groups = append(groups, queryGroup{backend: b.name, query: sel, rules: []int{i}})
 			}
 		}
 	}
-	if len(groups) == 0 {
-		return nil
-	}
-	started := d.opts.Clock.Now()
-	add, err := d.collect(ctx, rules, groups)
-	if err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if gen != d.rulesGen {
-		return nil
-	}
-	reg := d.reg.Load().merged(add)
-	d.reg.Store(reg)
-	d.additions = append(d.additions, addition{at: started, reg: add})
-	d.metrics.setRegistry(reg)
-	return nil
+	return groups, nil
 }
 
 // narrowSelector restricts a series selector to one metric name. It returns false

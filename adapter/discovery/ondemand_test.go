@@ -135,7 +135,7 @@ func TestRelistSeriesCap(t *testing.T) {
 	if d.Synced() || d.Registry() != nil && len(d.Registry().CustomMetrics()) != 0 {
 		t.Error("a relist over the cap replaced the registry")
 	}
-	if got := testutil.ToFloat64(d.metrics.limited.WithLabelValues("series")); got != 1 {
+	if got := testutil.ToFloat64(d.metrics.limited.WithLabelValues("default", "series")); got != 1 {
 		t.Errorf("limit_exceeded_total{limit=series} = %v, want 1", got)
 	}
 	d.opts.MaxSeries = 6

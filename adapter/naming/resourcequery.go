@@ -23,6 +23,9 @@ type ResourceRules struct {
 	Memory ResourceRule
 	// Window is reported as the window of every PodMetrics and NodeMetrics.
 	Window time.Duration
+	// Backend is the Prometheus backend both resources are queried in; empty for
+	// the default backend.
+	Backend string
 }
 
 // ResourceRule is one compiled resource (cpu or memory) of resourceRules.
@@ -31,6 +34,9 @@ type ResourceRule struct {
 	Container *ResourceQuery
 	// Node renders the nodeQuery: one sample per node asked.
 	Node *ResourceQuery
+	// Backend is ResourceRules.Backend, repeated so each resource says where it is
+	// queried.
+	Backend string
 	// ContainerLabel is the label holding the container name; the container query is
 	// grouped by it after the pod label.
 	ContainerLabel string
@@ -55,7 +61,9 @@ func CompileResourceRules(cfg config.ResourceRules, mapper meta.RESTMapper) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("resourceRules.memory: %w", err)
 	}
-	return &ResourceRules{CPU: cpu, Memory: mem, Window: time.Duration(cfg.Window)}, nil
+	backend := BackendName(cfg.Backend)
+	cpu.Backend, mem.Backend = backend, backend
+	return &ResourceRules{CPU: cpu, Memory: mem, Window: time.Duration(cfg.Window), Backend: backend}, nil
 }
 
 func compileResourceRule(cfg config.ResourceRule, mapper meta.RESTMapper) (ResourceRule, error) {

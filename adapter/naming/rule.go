@@ -61,6 +61,7 @@ type Rule struct {
 	query              *template.Template
 	groupsByResource   bool
 	nanValues          string
+	backend            string
 }
 
 // Compile checks a discovery rule and compiles it. index is the rule's position in its
@@ -109,6 +110,7 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 		query:              query,
 		groupsByResource:   groupsByResource(query),
 		nanValues:          rule.NaNValues,
+		backend:            BackendName(rule.Backend),
 	}
 	if kind == External && r.externalNamespaced {
 		if _, err := res.labelFor(namespacesGR); err != nil {
@@ -122,6 +124,19 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 // NaNValues returns the rule's nanValues: config.NaNZero, config.NaNDrop, or
 // empty for the adapter's default.
 func (r *Rule) NaNValues() string { return r.nanValues }
+
+// Backend returns the name of the Prometheus backend the rule discovers and queries
+// in; empty for the default backend (config.DefaultBackend).
+func (r *Rule) Backend() string { return r.backend }
+
+// BackendName normalises a rule file's backend field: config.DefaultBackend and
+// empty both give "", the default backend.
+func BackendName(name string) string {
+	if name == config.DefaultBackend {
+		return ""
+	}
+	return name
+}
 
 // Index returns the rule's position in its list, as given to Compile.
 func (r *Rule) Index() int { return r.index }

@@ -20,26 +20,33 @@ type GuardOptions struct {
 
 // Guard wraps a Client: identical concurrent queries are sent once (singleflight), at
 // most MaxConcurrent requests are in flight, every request is timed and counted.
+// Each backend has its own Guard, so one slow backend cannot use another's slots.
 type Guard struct {
 	next    Client
 	sem     chan struct{}
 	timeout time.Duration
 	flights singleflight.Group
-	metrics *guardMetrics
+	metrics guardObservers
 }
 
 var _ Client = (*Guard)(nil)
 
-// NewGuard wraps next. Its self-metrics are registered with reg.
+// NewGuard wraps next, the only backend. Its self-metrics are registered with reg,
+// with backend="default".
 func NewGuard(next Client, opts GuardOptions, reg prometheus.Registerer) (*Guard, error) {
-	if opts.MaxConcurrent <= 0 {
-		opts.MaxConcurrent = 1
-	}
-	m, err := newGuardMetrics(reg)
+	m, err := NewGuardMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	return &Guard{next: next, sem: make(chan struct{}, opts.MaxConcurrent), timeout: opts.Timeout, metrics: m}, nil
+	return m.Guard(next, opts, "default"), nil
+}
+
+// Guard wraps next, the client of the named backend, counting in m.
+func (m *GuardMetrics) Guard(next Client, opts GuardOptions, backend string) *Guard {
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = 1
+	}
+	return &Guard{next: next, sem: make(chan struct{}, opts.MaxConcurrent), timeout: opts.Timeout, metrics: m.observers(backend)}
 }
 
 // Query implements Client. Callers asking the same query while one is in flight share
@@ -153,32 +160,52 @@ func outcome(err error) string {
 	}
 }
 
-type guardMetrics struct {
+// GuardMetrics are the self-metrics of the Guards of one adapter, labelled by backend.
+type GuardMetrics struct {
 	requests *prometheus.HistogramVec
+	inflight *prometheus.GaugeVec
+	shared   *prometheus.CounterVec
+	limited  *prometheus.CounterVec
+}
+
+// guardObservers are GuardMetrics for one backend.
+type guardObservers struct {
+	requests prometheus.ObserverVec
 	inflight prometheus.Gauge
 	shared   prometheus.Counter
 	limited  *prometheus.CounterVec
 }
 
-func newGuardMetrics(reg prometheus.Registerer) (*guardMetrics, error) {
-	m := &guardMetrics{
+func (m *GuardMetrics) observers(backend string) guardObservers {
+	b := prometheus.Labels{"backend": backend}
+	return guardObservers{
+		requests: m.requests.MustCurryWith(b),
+		inflight: m.inflight.With(b),
+		shared:   m.shared.With(b),
+		limited:  m.limited.MustCurryWith(b),
+	}
+}
+
+// NewGuardMetrics registers the Guards' self-metrics with reg.
+func NewGuardMetrics(reg prometheus.Registerer) (*GuardMetrics, error) {
+	m := &GuardMetrics{
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "request_duration_seconds",
-			Help:    "Duration of requests to Prometheus by endpoint and outcome.",
+			Help:    "Duration of requests to Prometheus by backend, endpoint and outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
-		}, []string{"endpoint", "outcome"}),
-		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+		}, []string{"backend", "endpoint", "outcome"}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "inflight_requests",
-			Help: "Requests to Prometheus currently in flight.",
-		}),
-		shared: prometheus.NewCounter(prometheus.CounterOpts{
+			Help: "Requests to Prometheus currently in flight, by backend.",
+		}, []string{"backend"}),
+		shared: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "deduplicated_queries_total",
-			Help: "Queries answered by sharing an identical query already in flight.",
-		}),
+			Help: "Queries answered by sharing an identical query already in flight, by backend.",
+		}, []string{"backend"}),
 		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_adapter", Subsystem: "prometheus", Name: "limit_exceeded_total",
-			Help: "Prometheus answers dropped because they exceeded a cap, by cap (response_bytes, series_bytes).",
-		}, []string{"limit"}),
+			Help: "Prometheus answers dropped because they exceeded a cap, by backend and cap (response_bytes, series_bytes).",
+		}, []string{"backend", "limit"}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.inflight, m.shared, m.limited} {
 		if err := reg.Register(c); err != nil {

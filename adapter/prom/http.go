@@ -150,17 +150,27 @@ func decodeEnvelope(status int, body []byte, out any) error {
 	return nil
 }
 
+// queryResult is the data of a query answer.
+type queryResult struct {
+	Type   model.ValueType `json:"resultType"`
+	Result json.RawMessage `json:"result"`
+}
+
+// query sends a query to endpoint ep and returns the answer's data.
+func (c *HTTPClient) query(ctx context.Context, ep string, form url.Values) (queryResult, error) {
+	var data queryResult
+	req, err := c.newRequest(ctx, ep, form)
+	if err != nil {
+		return data, err
+	}
+	err = c.do(ctx, req, &data)
+	return data, err
+}
+
 // Query implements Client.
 func (c *HTTPClient) Query(ctx context.Context, query string) (model.Vector, error) {
-	req, err := c.newRequest(ctx, "/api/v1/query", url.Values{"query": {query}})
+	data, err := c.query(ctx, "/api/v1/query", url.Values{"query": {query}})
 	if err != nil {
-		return nil, err
-	}
-	var data struct {
-		Type   model.ValueType `json:"resultType"`
-		Result json.RawMessage `json:"result"`
-	}
-	if err := c.do(ctx, req, &data); err != nil {
 		return nil, err
 	}
 	switch data.Type {

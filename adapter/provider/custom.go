@@ -32,7 +32,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	vec, err := p.query(ctx, q)
+	vec, err := p.query(ctx, target.Rule, q)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	vec, err := p.query(ctx, q)
+	vec, err := p.query(ctx, target.Rule, q)
 	if err != nil {
 		return nil, err
 	}

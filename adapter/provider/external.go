@@ -36,7 +36,7 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	vec, err := p.query(ctx, q)
+	vec, err := p.query(ctx, target.Rule, q)
 	if err != nil {
 		return nil, err
 	}

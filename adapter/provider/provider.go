@@ -48,7 +48,10 @@ const DefaultNamespaceQueryThreshold = 100
 
 // Options configure a Provider.
 type Options struct {
-	Prom     prom.Client
+	// Prom is the default backend's client.
+	Prom prom.Client
+	// Backends are the clients of the named backends rules may select.
+	Backends prom.Backends
 	Registry Registry
 	Lister   objects.Lister
 	Mapper   meta.RESTMapper
@@ -64,6 +67,7 @@ type Options struct {
 // Provider implements custom-metrics-apiserver's MetricsProvider.
 type Provider struct {
 	opts    Options
+	clients prom.Backends
 	metrics *apiMetrics
 }
 
@@ -88,7 +92,7 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{opts: opts, metrics: m}, nil
+	return &Provider{opts: opts, clients: prom.WithDefault(opts.Prom, opts.Backends), metrics: m}, nil
 }
 
 // ListAllMetrics implements provider.CustomMetricsProvider.
@@ -123,14 +127,28 @@ func impossibleMetric(gr schema.GroupResource, metric string) error {
 	return provider.NewMetricNotFoundError(gr, metric)
 }
 
-// query sends q to Prometheus; failures become a generic 500 with detail logged.
-func (p *Provider) query(ctx context.Context, q string) (vectorResult, error) {
-	v, err := p.opts.Prom.Query(ctx, q)
+// query sends q to the backend of rule; failures become a generic 500 with detail
+// logged, so a backend that is down fails only the requests for its rules' metrics.
+func (p *Provider) query(ctx context.Context, rule *naming.Rule, q string) (vectorResult, error) {
+	c, err := p.clients.For(rule.Backend())
 	if err != nil {
-		logError(ctx, err, "Querying Prometheus failed", "query", q)
+		logError(ctx, err, "No client for the rule's backend")
+		return nil, apierrors.NewInternalError(errInternal)
+	}
+	v, err := c.Query(ctx, q)
+	if err != nil {
+		logError(ctx, err, "Querying Prometheus failed", "backend", backendLabel(rule.Backend()), "query", q)
 		return nil, apierrors.NewInternalError(errInternal)
 	}
 	return vectorResult(v), nil
+}
+
+// backendLabel names a backend in logs: "" is config.DefaultBackend.
+func backendLabel(name string) string {
+	if name == "" {
+		return config.DefaultBackend
+	}
+	return name
 }
 
 // observe records one API request's outcome and duration.

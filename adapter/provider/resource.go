@@ -22,7 +22,10 @@ const apiResource = "metrics.k8s.io"
 
 // ResourceOptions configure a ResourceProvider.
 type ResourceOptions struct {
+	// Prom is the default backend's client; required.
 	Prom prom.Client
+	// Backends are the clients of the named backends resourceRules.backend may name.
+	Backends prom.Backends
 	// NamespaceQueryThreshold: see Options.NamespaceQueryThreshold.
 	NamespaceQueryThreshold int
 	// MaxConcurrentNamespaces caps the per-namespace queries of one request that
@@ -46,6 +49,7 @@ type ResourceOptions struct {
 // served as 0, infinities dropped.
 type ResourceProvider struct {
 	opts    ResourceOptions
+	clients prom.Backends
 	rules   atomic.Pointer[naming.ResourceRules]
 	metrics *apiMetrics
 }
@@ -65,7 +69,7 @@ func NewResource(opts ResourceOptions, rules *naming.ResourceRules) (*ResourcePr
 	if err != nil {
 		return nil, err
 	}
-	p := &ResourceProvider{opts: opts, metrics: m}
+	p := &ResourceProvider{opts: opts, clients: prom.WithDefault(opts.Prom, opts.Backends), metrics: m}
 	p.rules.Store(rules)
 	return p, nil
 }

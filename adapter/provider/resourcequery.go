@@ -47,7 +47,7 @@ func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceR
 		}
 		req := naming.ResourceRequest{Resource: podsResource, Names: distinctNames(pods), ExtraGroupBy: []string{rule.ContainerLabel, nsLabel}}
 		p.dropNamesIfMany(q, &req)
-		vec, err := p.renderAndQuery(ctx, q, req)
+		vec, err := p.renderAndQuery(ctx, rule.Backend, q, req)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +61,7 @@ func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceR
 		g.Go(func() error {
 			req := naming.ResourceRequest{Resource: podsResource, Namespace: ns, Names: byNS[ns], ExtraGroupBy: []string{rule.ContainerLabel}}
 			p.dropNamesIfMany(q, &req)
-			vec, err := p.renderAndQuery(gctx, q, req)
+			vec, err := p.renderAndQuery(gctx, rule.Backend, q, req)
 			if err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ func (p *ResourceProvider) nodeSamples(ctx context.Context, rule naming.Resource
 	}
 	req := naming.ResourceRequest{Resource: nodesResource, Names: names}
 	p.dropNamesIfMany(q, &req)
-	vec, err := p.renderAndQuery(ctx, q, req)
+	vec, err := p.renderAndQuery(ctx, rule.Backend, q, req)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +112,17 @@ func (p *ResourceProvider) dropNamesIfMany(q *naming.ResourceQuery, req *naming.
 }
 
 // renderAndQuery renders req and sends it; failures are generic 500s, logged.
-func (p *ResourceProvider) renderAndQuery(ctx context.Context, q *naming.ResourceQuery, req naming.ResourceRequest) (model.Vector, error) {
+func (p *ResourceProvider) renderAndQuery(ctx context.Context, backend string, q *naming.ResourceQuery, req naming.ResourceRequest) (model.Vector, error) {
 	text, err := q.Render(req)
 	if err != nil {
 		return nil, renderError(ctx, err)
 	}
-	return queryVector(ctx, p.opts.Prom, text)
+	c, err := p.clients.For(backend)
+	if err != nil {
+		logError(ctx, err, "No client for the rule's backend")
+		return nil, apierrors.NewInternalError(errInternal)
+	}
+	return queryVector(ctx, c, text)
 }
 
 // queryVector sends q; a failure becomes a generic 500 with the detail logged.

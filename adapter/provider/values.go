@@ -79,6 +79,26 @@ func (vr vectorResult) samples(dropNaN bool) []sampleValue {
 	return out
 }
 
+// MilliValue is the value, in milli-units, an API answer carries for a
+// sample of v: false when the sample is not served (an infinity, or NaN with
+// dropNaN); a NaN otherwise reads 0.
+func MilliValue(v model.SampleValue, dropNaN bool) (int64, bool) {
+	if !usable(v, dropNaN) {
+		return 0, false
+	}
+	q := toSample(&model.Sample{Value: v}).quantity()
+	return q.MilliValue(), true
+}
+
+// DropNaN reports whether NaN samples of rule's metrics are dropped, given
+// the server's --nan-values (a rule's nanValues overrides it).
+func DropNaN(rule *naming.Rule, serverDefault string) bool {
+	if v := rule.NaNValues(); v != "" {
+		return v == config.NaNDrop
+	}
+	return serverDefault == config.NaNDrop
+}
+
 // maxMilli is the largest value whose milli-units fit an int64.
 const maxMilli = math.MaxInt64 / 1000
 
@@ -155,8 +175,5 @@ func logError(ctx context.Context, err error, msg string, kv ...any) {
 // dropNaN reports whether NaN samples of rule are left out: the rule's
 // nanValues, else the provider's default.
 func (p *Provider) dropNaN(rule *naming.Rule) bool {
-	if v := rule.NaNValues(); v != "" {
-		return v == config.NaNDrop
-	}
-	return p.opts.NaNValues == config.NaNDrop
+	return DropNaN(rule, p.opts.NaNValues)
 }

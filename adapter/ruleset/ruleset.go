@@ -30,15 +30,48 @@ type Set struct {
 	Hash string
 }
 
-// Parse loads, validates and compiles data. The error lists every problem found.
+// Options say what a rule file is checked against.
+type Options struct {
+	// Mapper resolves resources; nil means config.DefaultRESTMapper().
+	Mapper meta.RESTMapper
+	// Backends are the named backends (besides config.DefaultBackend) that rules
+	// may select; a rule naming another is an error.
+	Backends []string
+	// AnyBackend accepts every well-formed backend name, for checking a rule file
+	// without its backends file; Backends is then ignored.
+	AnyBackend bool
+}
+
+// Parse loads, validates and compiles data, whose rules may use only the default
+// backend. The error lists every problem found.
 func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
+	return ParseWith(data, Options{Mapper: mapper})
+}
+
+// ParseWith is Parse with the backends that exist given in opts.
+func ParseWith(data []byte, opts Options) (*Set, error) {
+	mapper := opts.Mapper
+	if mapper == nil {
+		mapper = config.DefaultRESTMapper()
+	}
 	cfg, err := config.LoadPartial(data)
 	if cfg == nil {
 		return nil, err
 	}
+	known := opts.Backends
+	switch {
+	case opts.AnyBackend:
+		known = nil
+	case known == nil:
+		known = []string{}
+	}
 	// What could be read is validated even when the file has unknown keys, so every
 	// problem is reported at once.
-	if verr := config.Validate(cfg, mapper); err != nil || verr != nil {
+	verr := config.Validate(cfg, mapper)
+	if berrs := config.CheckBackends(cfg, known); len(berrs) > 0 {
+		verr = errors.Join(verr, config.ValidationErrors(berrs))
+	}
+	if err != nil || verr != nil {
 		return nil, errors.Join(err, verr)
 	}
 	sum := sha256.Sum256(data)
@@ -69,11 +102,16 @@ func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
 
 // ParseFile is Parse on the content of path.
 func ParseFile(path string, mapper meta.RESTMapper) (*Set, error) {
+	return ParseFileWith(path, Options{Mapper: mapper})
+}
+
+// ParseFileWith is ParseWith on the content of path.
+func ParseFileWith(path string, opts Options) (*Set, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read rule file: %w", err)
 	}
-	return Parse(data, mapper)
+	return ParseWith(data, opts)
 }
 
 // Counts returns the number of custom and external rules.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
@@ -26,7 +27,10 @@ type Config struct {
 	opts   *Options
 	mapper meta.RESTMapper
 	prom   prom.Client
-	rules  *ruleset.Set
+	// backends are the named backends of --prometheus-backends-file, by name.
+	backends     map[string]backend
+	backendNames []string
+	rules        *ruleset.Set
 	// Registerer receives self-metrics; nil means the API server's /metrics registry.
 	Registerer prometheus.Registerer
 }
@@ -37,13 +41,11 @@ func (o *Options) Config() (*Config, error) {
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	headers, _ := prom.ParseHeaders(o.PrometheusHeaders)
-	o.Transport.Headers = headers
-	hc, err := prom.NewHTTPTransportClient(o.Transport)
+	pc, err := o.ConnectionOptions.Client()
 	if err != nil {
 		return nil, err
 	}
-	pc, err := prom.NewHTTPClient(o.PrometheusURL, hc, prom.Verb(o.PrometheusVerb), prom.WithMaxResponseBytes(o.MaxResponseBytes))
+	backends, names, err := o.loadBackends()
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +56,11 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest mapper: %w", err)
 	}
-	set, err := ruleset.ParseFile(o.ConfigFile, mapper)
+	set, err := ruleset.ParseFileWith(o.ConfigFile, ruleset.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		return nil, fmt.Errorf("rule file %s:\n%w", o.ConfigFile, err)
 	}
-	return &Config{opts: o, mapper: mapper, prom: pc, rules: set}, nil
+	return &Config{opts: o, mapper: mapper, prom: pc, backends: backends, backendNames: names, rules: set}, nil
 }
 
 type completedConfig struct {
@@ -86,16 +88,21 @@ func (c *Config) Complete() CompletedConfig {
 func (c CompletedConfig) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	o := c.opts
-	guard, err := prom.NewGuard(c.prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, c.Registerer)
+	guards, err := prom.NewGuardMetrics(c.Registerer)
 	if err != nil {
 		return err
 	}
-	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
+	guard := guards.Guard(c.prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, config.DefaultBackend)
+	named := guardBackends(guards, c.backends)
+	disc, err := discovery.New(discovery.Options{Client: guard, Backends: named, Scope: discovery.MapperScope{Mapper: c.mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
 	if err != nil {
 		return err
 	}
 	disc.SetRules(c.rules.Rules)
 	logRuleSet(logger, c.rules)
+	if len(c.backendNames) > 0 {
+		logger.Info("Named Prometheus backends", "file", o.BackendsFile, "backends", c.backendNames)
+	}
 	for _, note := range o.Transport.Ignored() {
 		logger.Info("Prometheus connection option ignored", "reason", note)
 	}
@@ -113,7 +120,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		return err
 	}
 	prov, err := provider.New(provider.Options{
-		Prom: guard, Registry: disc, Lister: lister, Mapper: c.mapper,
+		Prom: guard, Backends: named, Registry: disc, Lister: lister, Mapper: c.mapper,
 		NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
 		NaNValues: o.NaNValues,
 	})
@@ -132,7 +139,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	var resAPI *resourceAPI
 	if c.rules.Resource != nil {
 		resProv, err := provider.NewResource(provider.ResourceOptions{
-			Prom: guard, NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+			Prom: guard, Backends: named, NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
 		}, c.rules.Resource)
 		if err != nil {
 			return err
@@ -167,7 +174,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	})); err != nil {
 		return err
 	}
-	reload, err := newReloader(o.ConfigFile, c.rules.Hash, c.mapper, disc, c.Registerer)
+	reload, err := newReloader(o.ConfigFile, c.rules.Hash, ruleset.Options{Mapper: c.mapper, Backends: c.backendNames}, disc, c.Registerer)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,35 +24,31 @@ type Options struct {
 	// Kubernetes client flags, from custom-metrics-apiserver.
 	Base *basecmd.AdapterBase
 
+	// ConnectionOptions say where Prometheus is and how to reach it (the
+	// flags `ebbflow simulate` shares).
+	prom.ConnectionOptions
+
 	ConfigFile              string
-	PrometheusURL           string
-	PrometheusVerb          string
-	PrometheusTimeout       time.Duration
-	PrometheusHeaders       []string
-	Transport               prom.TransportOptions
 	RelistInterval          time.Duration
 	MaxAge                  time.Duration
 	MaxConcurrentQueries    int
 	NamespaceQueryThreshold int
 	ConfigCheckInterval     time.Duration
 	NaNValues               string
-	MaxResponseBytes        int64
 	MaxSeries               int
+	BackendsFile            string
 }
 
 // NewOptions returns options with their defaults.
 func NewOptions() *Options {
 	return &Options{
 		Base:                    &basecmd.AdapterBase{Name: "ebbflow-adapter"},
-		PrometheusURL:           "https://localhost",
-		PrometheusVerb:          string(prom.VerbGET),
-		PrometheusTimeout:       30 * time.Second,
+		ConnectionOptions:       prom.NewConnectionOptions("https://localhost"),
 		RelistInterval:          time.Minute,
 		MaxConcurrentQueries:    16,
 		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
 		ConfigCheckInterval:     10 * time.Second,
 		NaNValues:               config.NaNZero,
-		MaxResponseBytes:        prom.DefaultMaxResponseBytes,
 		MaxSeries:               discovery.DefaultMaxSeries,
 	}
 }
@@ -63,18 +58,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Base.FlagSet = fs
 	o.Base.InstallFlags()
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "Rule file (prometheus-adapter format). Required. Reloaded when it changes.")
-	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL, "URL of the Prometheus HTTP API; its query parameters (e.g. Thanos dedup=true) are sent with every request.")
-	fs.StringVar(&o.PrometheusVerb, "prometheus-verb", o.PrometheusVerb, "HTTP verb for queries: GET (switches to POST for queries too long for a URL) or POST.")
-	fs.DurationVar(&o.PrometheusTimeout, "prometheus-timeout", o.PrometheusTimeout, "Longest time a request to Prometheus may take; the remaining time is sent as the query timeout.")
-	fs.StringArrayVar(&o.PrometheusHeaders, "prometheus-header", o.PrometheusHeaders, "Extra header name=value sent to Prometheus; repeatable.")
-	fs.BoolVar(&o.Transport.InCluster, "prometheus-auth-incluster", false, "Authenticate to Prometheus with the pod's service account.")
-	fs.StringVar(&o.Transport.AuthConfig, "prometheus-auth-config", "", "Kubeconfig file whose cluster and user settings are used to reach Prometheus.")
-	fs.StringVar(&o.Transport.CAFile, "prometheus-ca-file", "", "CA bundle to verify Prometheus' serving certificate; re-read when it changes.")
-	fs.StringVar(&o.Transport.ClientCertFile, "prometheus-client-tls-cert-file", "", "Client certificate for Prometheus; re-read when it changes.")
-	fs.StringVar(&o.Transport.ClientKeyFile, "prometheus-client-tls-key-file", "", "Client key for Prometheus; re-read when it changes.")
-	fs.StringVar(&o.Transport.TokenFile, "prometheus-token-file", "", "File holding a bearer token for Prometheus; re-read on every request.")
-	fs.StringVar(&o.Transport.BasicAuthUsername, "prometheus-basic-auth-username", "", "Basic-auth user name for Prometheus.")
-	fs.StringVar(&o.Transport.BasicAuthPasswordFile, "prometheus-basic-auth-password-file", "", "File holding the basic-auth password; re-read on every request.")
+	o.ConnectionOptions.AddFlags(fs)
 	fs.BoolVar(&o.Transport.DisableHTTP2, "disable-http2", false, "Disable HTTP/2 for serving and for requests to Prometheus.")
 	fs.DurationVar(&o.RelistInterval, "metrics-relist-interval", o.RelistInterval, "Interval between full discoveries of available metrics.")
 	fs.DurationVar(&o.MaxAge, "metrics-max-age", 0, "Age of the oldest series discovered; 0 means the relist interval. May not be smaller than it.")
@@ -82,7 +66,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.NamespaceQueryThreshold, "namespace-query-threshold", o.NamespaceQueryThreshold, "Object count above which a selector request queries the whole namespace and filters the answer (only for rules whose query groups by the resource label); negative disables.")
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
 	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
-	fs.Int64Var(&o.MaxResponseBytes, "prometheus-max-response-bytes", o.MaxResponseBytes, "Largest query or label-values response read from Prometheus; a larger one fails the request.")
+	fs.StringVar(&o.BackendsFile, "prometheus-backends-file", o.BackendsFile, "YAML file of named Prometheus backends (URL, headers, TLS and auth per backend) that rules select with their backend field; --prometheus-url is the backend named default. Read at start.")
 	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 
@@ -91,15 +75,6 @@ func (o *Options) Validate() []error {
 	var errs []error
 	if o.ConfigFile == "" {
 		errs = append(errs, errors.New("--config is required"))
-	}
-	if u, err := url.Parse(o.PrometheusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("--prometheus-url %q must be an http or https URL", o.PrometheusURL))
-	}
-	if o.PrometheusVerb != string(prom.VerbGET) && o.PrometheusVerb != string(prom.VerbPOST) {
-		errs = append(errs, fmt.Errorf("--prometheus-verb must be GET or POST, not %q", o.PrometheusVerb))
-	}
-	if o.PrometheusTimeout <= 0 {
-		errs = append(errs, errors.New("--prometheus-timeout must be positive"))
 	}
 	if o.RelistInterval <= 0 {
 		errs = append(errs, errors.New("--metrics-relist-interval must be positive"))
@@ -113,19 +88,13 @@ func (o *Options) Validate() []error {
 	if o.NaNValues != config.NaNZero && o.NaNValues != config.NaNDrop {
 		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.NaNValues))
 	}
-	if o.MaxResponseBytes < 1024 {
-		errs = append(errs, errors.New("--prometheus-max-response-bytes must be at least 1024"))
-	}
 	if o.MaxSeries < 1 {
 		errs = append(errs, errors.New("--metrics-max-series must be at least 1"))
 	}
 	if o.ConfigCheckInterval <= 0 {
 		errs = append(errs, errors.New("--config-check-interval must be positive"))
 	}
-	if _, err := prom.ParseHeaders(o.PrometheusHeaders); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, o.Transport.Validate()...)
+	errs = append(errs, o.ConnectionOptions.Validate()...)
 	if o.Base.CustomMetricsAdapterServerOptions != nil {
 		errs = append(errs, o.Base.CustomMetricsAdapterServerOptions.Validate()...)
 	}

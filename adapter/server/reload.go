@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
@@ -24,7 +23,7 @@ type reloader struct {
 	path     string
 	current  string // hash of the rules in use
 	rejected string // hash of the last file rejected, not to log it again
-	mapper   meta.RESTMapper
+	parse    ruleset.Options
 	disc     *discovery.Discoverer
 	// resource receives the resource rules when metrics.k8s.io is served; nil if not.
 	resource resourceRulesSetter
@@ -34,9 +33,9 @@ type reloader struct {
 	lastChange prometheus.Gauge
 }
 
-func newReloader(path, hash string, mapper meta.RESTMapper, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
+func newReloader(path, hash string, parse ruleset.Options, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
 	r := &reloader{
-		path: path, current: hash, mapper: mapper, disc: disc,
+		path: path, current: hash, parse: parse, disc: disc,
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_adapter", Subsystem: "config", Name: "reloads_total",
 			Help: "Rule-file reloads by result (success, failure).",
@@ -87,7 +86,7 @@ func (r *reloader) check(ctx context.Context) bool {
 	if hash == r.current || hash == r.rejected {
 		return false
 	}
-	set, err := ruleset.Parse(data, r.mapper)
+	set, err := ruleset.ParseWith(data, r.parse)
 	if err != nil {
 		r.rejected = hash
 		r.reloads.WithLabelValues("failure").Inc()

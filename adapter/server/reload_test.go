@@ -11,6 +11,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
@@ -69,7 +70,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 	if err := disc.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newReloader(path, set.Hash, mapper, disc, reg)
+	r, err := newReloader(path, set.Hash, ruleset.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +102,46 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 	}
 	if testutil.ToFloat64(r.lastOK) != 1 || testutil.ToFloat64(r.reloads.WithLabelValues("success")) != 1 {
 		t.Fatal("success not recorded")
+	}
+}
+
+// TestReloadChecksBackends: a reload naming a backend the backends file does not
+// define is rejected (the old rules keep serving); one naming a defined backend is
+// put in service and discovered there.
+func TestReloadChecksBackends(t *testing.T) {
+	mapper := config.DefaultRESTMapper()
+	def := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{}}
+	team := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
+		"queue_messages_ready": {{Name: "queue_messages_ready", Labels: map[string]string{"queue": "a"}}},
+	}}
+	reg := prometheus.NewRegistry()
+	disc, err := discovery.New(discovery.Options{Client: def, Backends: prom.Backends{"team": team}, Scope: discovery.MapperScope{Mapper: mapper}, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper, Backends: []string{"team"}}, disc, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBackend := func(name string) string {
+		return "externalRules:\n- seriesQuery: 'queue_messages_ready'\n  backend: " + name +
+			"\n  resources: {namespaced: false}\n  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'\n"
+	}
+	ctx := context.Background()
+	if err := os.WriteFile(path, []byte(withBackend("tem")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r.check(ctx) || testutil.ToFloat64(r.reloads.WithLabelValues("failure")) != 1 {
+		t.Fatal("rules naming an unknown backend put in service")
+	}
+	if err := os.WriteFile(path, []byte(withBackend("team")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !r.check(ctx) {
+		t.Fatal("rules naming a defined backend rejected")
+	}
+	if tg, ok := disc.Registry().External("queue_messages_ready"); !ok || tg.Rule.Backend() != "team" {
+		t.Fatalf("not discovered in the team backend: %v %v", tg, ok)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/naming"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 const resourceRulesTemplate = `
@@ -56,7 +57,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 	window := func(w string) string {
 		return rulesV1 + replaceWindow(w)
 	}
-	r, err := newReloader(path, "initial", mapper, disc, reg)
+	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

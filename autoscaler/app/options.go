@@ -15,6 +15,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/controller"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 )
 
 // HPA modes.
@@ -39,12 +40,10 @@ type Options struct {
 	MetricsAPIQPS   float32
 	MetricsAPIBurst int
 
-	SyncPeriod              time.Duration
-	Tolerance               float64
-	DownscaleStabilization  time.Duration
-	CPUInitializationPeriod time.Duration
-	InitialReadinessDelay   time.Duration
-	Workers                 int
+	SyncPeriod time.Duration
+	// Settings are the evaluation's settings (tolerance, windows, delays).
+	pipeline.Settings
+	Workers int
 	// MetricReadsPerEvaluation and MaxConcurrentMetricReads bound the
 	// metric reads in flight per evaluation and over all workers.
 	MetricReadsPerEvaluation int
@@ -81,10 +80,7 @@ func NewOptions() *Options {
 		MetricsAPIQPS:            1000,
 		MetricsAPIBurst:          2000,
 		SyncPeriod:               15 * time.Second,
-		Tolerance:                0.1,
-		DownscaleStabilization:   5 * time.Minute,
-		CPUInitializationPeriod:  5 * time.Minute,
-		InitialReadinessDelay:    30 * time.Second,
+		Settings:                 pipeline.DefaultSettings(),
 		Workers:                  DefaultWorkers,
 		MetricReadsPerEvaluation: controller.DefaultMetricReadsPerEvaluation,
 		MaxConcurrentMetricReads: controller.DefaultMaxConcurrentMetricReads,
@@ -114,10 +110,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.MetricsAPIQPS, "metrics-api-qps", o.MetricsAPIQPS, "Queries per second of each metrics API client (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io): 5,000 autoscalers with 3 metrics every 15 s read 1,000 per second before deduplication.")
 	fs.IntVar(&o.MetricsAPIBurst, "metrics-api-burst", o.MetricsAPIBurst, "Burst of queries to each metrics API.")
 	fs.DurationVar(&o.SyncPeriod, "horizontal-pod-autoscaler-sync-period", o.SyncPeriod, "How often each autoscaler is evaluated.")
-	fs.Float64Var(&o.Tolerance, "horizontal-pod-autoscaler-tolerance", o.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
-	fs.DurationVar(&o.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", o.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
-	fs.DurationVar(&o.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", o.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
-	fs.DurationVar(&o.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", o.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
+	o.Settings.AddFlags(fs)
 	fs.IntVar(&o.Workers, "concurrent-horizontal-pod-autoscaler-syncs", o.Workers, "Number of autoscalers evaluated concurrently (kube-controller-manager's default is 5; an evaluation mostly waits on the metrics APIs).")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
 	fs.IntVar(&o.MetricReadsPerEvaluation, "metric-reads-per-evaluation", o.MetricReadsPerEvaluation, "Metric reads one evaluation makes at once (its metrics are read concurrently, so it takes as long as the slowest read); 1 reads them one after the other as kube-controller-manager does. Decisions do not depend on it.")
@@ -137,18 +130,7 @@ func (o *Options) Validate() []error {
 	if o.SyncPeriod <= 0 {
 		errs = append(errs, errors.New("--horizontal-pod-autoscaler-sync-period must be positive"))
 	}
-	if o.Tolerance < 0 {
-		errs = append(errs, errors.New("--horizontal-pod-autoscaler-tolerance must not be negative"))
-	}
-	for name, d := range map[string]time.Duration{
-		"--horizontal-pod-autoscaler-downscale-stabilization":   o.DownscaleStabilization,
-		"--horizontal-pod-autoscaler-cpu-initialization-period": o.CPUInitializationPeriod,
-		"--horizontal-pod-autoscaler-initial-readiness-delay":   o.InitialReadinessDelay,
-	} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative", name))
-		}
-	}
+	errs = append(errs, o.Settings.Validate()...)
 	if o.Workers < 1 {
 		errs = append(errs, errors.New("--concurrent-horizontal-pod-autoscaler-syncs must be at least 1"))
 	}

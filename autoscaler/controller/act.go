@@ -12,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/autoscaler/adjust"
-	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
 )
 
@@ -47,7 +46,7 @@ func (ev *evaluation) act(ctx context.Context, obs observation, d decision.Decis
 	ev.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededRescale",
 		fmt.Sprintf("the HPA controller was able to update the target scale to %d", adj.Desired)))
 	ev.normal("SuccessfulRescale", fmt.Sprintf("New size: %d; reason: %s", adj.Desired, d.RescaleReason))
-	ev.hist.events = behavior.RecordScaleEvent(ev.obj.Spec.Behavior, ev.hist.events, current, adj.Desired, ev.c.deps.Clock.Now())
+	ev.hist.Rescaled(ev.obj.Spec.Behavior, current, adj.Desired, ev.c.deps.Clock.Now())
 	klog.FromContext(ctx).Info("Successfully rescaled", "scaleTarget", ev.target,
 		"currentReplicas", current, "desiredReplicas", adj.Desired, "reason", d.RescaleReason)
 	ev.set(decision.ScaledToZeroCondition(current, adj.Desired, ev.minReplicas(), decision.HasObjectOrExternal(ev.obj.Spec.Metrics)))

@@ -9,11 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	clientv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/typed/autoscaling/v1alpha1"
 	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
 	listersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/listers/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
@@ -51,8 +51,8 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		ResourceVersion:       a.ResourceVersion,
 		Spec:                  v1alpha1.ToHPASpec(&a.Spec),
 		Status:                v1alpha1.ToHPAStatus(&a.Status),
-		Extensions:            extensionsOf(&a.Spec),
-		MetricOptions:         metricOptionsOf(a.Spec.Metrics),
+		Extensions:            pipeline.Extensions(&a.Spec),
+		MetricOptions:         pipeline.MetricOptionsOf(a.Spec.Metrics),
 		Proportional:          proportionalOf(a.Spec.Metrics),
 		ProportionalStatus:    proportionalStatusOf(a.Status.CurrentMetrics),
 		LastDecision:          a.Status.LastDecision,
@@ -80,46 +80,6 @@ func (b *AutoscalerBackend) DecisionInStatus() bool { return true }
 // WriteDecision implements Backend; Autoscalers keep the record in status.
 func (b *AutoscalerBackend) WriteDecision(context.Context, *Object, *v1alpha1.DecisionRecord) (string, error) {
 	return "", errors.New("the decision record of an Autoscaler is written with its status")
-}
-
-// extensionsOf reads the extensions an Autoscaler's spec sets.
-func extensionsOf(spec *v1alpha1.AutoscalerSpec) adjust.Spec {
-	ext := adjust.Spec{Paused: spec.Paused, DryRun: spec.DryRun}
-	if s := spec.ScaleToZero; s != nil {
-		ext.ScaleToZero = &adjust.ScaleToZero{}
-		if s.After != nil {
-			ext.ScaleToZero.After = s.After.Duration
-		}
-	}
-	if f := spec.Fallback; f != nil {
-		ext.Fallback = &adjust.Fallback{Policy: adjust.FallbackPolicy(f.Policy)}
-		if ext.Fallback.Policy == "" {
-			ext.Fallback.Policy = adjust.FallbackHold
-		}
-		if f.Replicas != nil {
-			ext.Fallback.Replicas = *f.Replicas
-		}
-		if f.After != nil {
-			ext.Fallback.After = f.After.Duration
-		}
-		if f.MaxAge != nil {
-			ext.Fallback.MaxAge = f.MaxAge.Duration
-		}
-	}
-	return ext
-}
-
-// metricOptionsOf returns the options of the HPA metrics among metrics, in
-// the order of v1alpha1.HPAMetrics.
-func metricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
-	var out []MetricOptions
-	for _, m := range metrics {
-		if m.Type == v1alpha1.ClusterProportionalMetricSourceType {
-			continue
-		}
-		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero})
-	}
-	return out
 }
 
 // proportionalOf returns the ClusterProportional metrics with their index.

@@ -4,12 +4,12 @@ import (
 	"context"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 )
 
 // Object is one autoscaler, whatever its kind, as a reconcile sees it. It is
@@ -51,12 +51,7 @@ type Object struct {
 }
 
 // MetricOptions are ebbflow's per-metric options.
-type MetricOptions struct {
-	// Activation is the metric's activation threshold, if set.
-	Activation *resource.Quantity
-	// MissingAsZero reads an empty answer as the value 0.
-	MissingAsZero bool
-}
+type MetricOptions = pipeline.MetricOptions
 
 // Backend is one kind of autoscaler object.
 type Backend interface {

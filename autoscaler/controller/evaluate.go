@@ -15,8 +15,8 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
@@ -111,129 +111,53 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	if obs.scaleErr != nil {
 		return ev.record(ctx, outcome{obs: obs, err: obs.scaleErr})
 	}
-	ev.hist.recommendations = behavior.SeedRecommendations(ev.hist.recommendations, obs.current, ev.now)
-	dec := decide(obs, ev.decisionInput(obs), ev.proposalExtensions(obs))
-	ev.hist.extensions = dec.ext.State
+	dec, adj := ev.decide(obs)
 	ev.queueMetricFailures(dec)
-	ev.applyDecision(dec.d)
-	adj := adjust.Apply(adjust.Input{
-		Spec: obj.Extensions, CurrentReplicas: obs.current,
-		Desired: dec.d.Desired, Rescale: dec.d.Rescale, Failed: dec.d.Failed,
-	})
+	ev.applyDecision(dec.D)
 	out := outcome{obs: obs, dec: dec, adj: adj}
 	if adj.Write {
-		out.scaled, out.err = ev.act(ctx, obs, dec.d, adj)
+		out.scaled, out.err = ev.act(ctx, obs, dec.D, adj)
 	}
 	return ev.record(ctx, out)
 }
 
-// decided is the result of the decide stage.
+// decided is the result of the decide stage: the pure decision
+// (pipeline.Decided) and the ClusterProportional metrics' part.
 type decided struct {
-	// evaluated has one entry per reading (empty when none was read).
-	evaluated []decision.Evaluated
-	statuses  []autoscalingv2.MetricStatus
-	d         decision.Decision
-	// ext is the result of the proposal extensions (fallback, activation).
-	ext adjust.ProposalResult
+	pipeline.Decided
 	// proportional describes the ClusterProportional metrics for the record;
 	// proportionalStatus is their status.currentMetrics entries by index.
 	proportional       []record.Metric
 	proportionalStatus map[int]v1alpha1.ClusterProportionalStatus
 }
 
-// proposalInput is what decide passes to the proposal extensions, less the
-// metric states it computes.
-type proposalInput = adjust.ProposalInput
-
-// decide is upstream's decision over an observation — one proposal per
-// metric, then decision.Decide — with the proposal extensions of package
-// adjust given the chance to override the combined proposal. It is pure.
-func decide(obs observation, in decision.Input, ext proposalInput) decided {
+// decide runs pipeline.Evaluate over an observation, with the
+// ClusterProportional metrics' proposals after the metrics'. It keeps the
+// decision's history in ev.hist and returns the adjusted outcome.
+func (ev *evaluation) decide(obs observation) (decided, adjust.Result) {
 	var out decided
-	if obs.inputsErr != nil {
-		out.d = decision.Decision{Gate: obs.gate, Failed: true, Desired: obs.current, Err: obs.inputsErr}
-		out.ext.State = ext.State
-		return out
+	r := pipeline.Request{
+		Spec:   pipeline.Spec{HPA: ev.obj.Spec, Extensions: ev.obj.Extensions, MetricOptions: ev.obj.MetricOptions},
+		Bounds: obs.bounds, Gate: obs.gate, InputsErr: obs.inputsErr,
+		Readings: obs.readings, Shared: obs.shared,
+		DownscaleStabilization: ev.c.cfg.DownscaleStabilization,
+		Now:                    obs.decideAt,
 	}
-	if obs.gate.Action == decision.ComputeMetrics {
-		out.evaluated = make([]decision.Evaluated, len(obs.readings))
-		out.statuses = make([]autoscalingv2.MetricStatus, len(obs.readings))
-		in.Proposals = make([]decision.Proposal, len(obs.readings))
-		for i, r := range obs.readings {
-			out.evaluated[i] = decision.Propose(r, obs.shared)
-			out.statuses[i], in.Proposals[i] = out.evaluated[i].Status, out.evaluated[i].Proposal
-		}
-		props, recs, statuses := proposeProportional(obs.proportional, obs.decideAt)
-		in.Proposals = append(in.Proposals, props...)
-		out.proportional, out.proportionalStatus = recs, statuses
-		if ext.Wanted() {
-			ext.Metrics = metricStates(obs.readings, out.evaluated, ext.Metrics)
-			out.ext = adjust.Proposal(ext)
-			in.Override = out.ext.Override
-		}
-	} else {
-		out.ext.State = ext.State
+	if obs.inputsErr == nil && obs.gate.Action == decision.ComputeMetrics {
+		r.Extra, out.proportional, out.proportionalStatus = proposeProportional(obs.proportional, obs.decideAt)
 	}
-	out.d = decision.Decide(in)
-	return out
+	var adj adjust.Result
+	out.Decided, adj = pipeline.Evaluate(r, &ev.hist.History, ev.now)
+	return out, adj
 }
 
-// metricStates describes the evaluated metrics to the proposal extensions;
-// opts carries each metric's activation (same order).
-func metricStates(readings []decision.Reading, evaluated []decision.Evaluated, opts []adjust.MetricState) []adjust.MetricState {
-	out := make([]adjust.MetricState, len(readings))
-	for i, r := range readings {
-		m := adjust.MetricState{Name: record.MetricName(r.Spec), Timestamp: r.Timestamp}
-		if i < len(opts) {
-			m.Activation = opts[i].Activation
-		}
-		e := evaluated[i]
-		switch {
-		case e.Proposal.Err != nil:
-			m.Failed = true
-		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType:
-			m.Value, m.HasValue = r.Value, true
-		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType:
-			for _, v := range r.Values {
-				m.Value += v
-			}
-			m.HasValue = true
-		default:
-			m.Value, m.HasValue = e.Result.Value, true
-		}
-		out[i] = m
-	}
-	return out
-}
-
-// proposalExtensions assembles the input of the proposal extensions; the
-// metric states carry only the activations until decide fills them.
-func (ev *evaluation) proposalExtensions(obs observation) proposalInput {
-	in := proposalInput{
-		Spec: ev.obj.Extensions, Now: obs.decideAt, CurrentReplicas: obs.current,
-		MinReplicas: ev.minReplicas(), State: ev.hist.extensions,
-	}
-	for i, o := range ev.obj.MetricOptions {
-		if o.Activation == nil {
-			continue
-		}
-		if in.Metrics == nil {
-			in.Metrics = make([]adjust.MetricState, len(ev.obj.MetricOptions))
-		}
-		v := o.Activation.MilliValue()
-		in.Metrics[i].Activation = &v
-	}
-	return in
-}
-
-// applyDecision keeps the decision's recommendation history and sets the
-// conditions it decided, in upstream's order (before the scale is written).
+// applyDecision sets the conditions the decision decided, in upstream's
+// order (before the scale is written).
 func (ev *evaluation) applyDecision(d decision.Decision) {
 	if d.ScalingActive != nil {
 		ev.set(*d.ScalingActive)
 	}
 	if d.Outcome != nil {
-		ev.hist.recommendations = d.Outcome.Recommendations
 		ev.set(d.Outcome.AbleToScale)
 		ev.set(d.Outcome.ScalingLimited)
 	}
@@ -241,7 +165,7 @@ func (ev *evaluation) applyDecision(d decision.Decision) {
 
 // queueMetricFailures queues upstream's warning event for each failed metric.
 func (ev *evaluation) queueMetricFailures(dec decided) {
-	for _, e := range dec.evaluated {
+	for _, e := range dec.Evaluated {
 		if p := e.Proposal; p.Err != nil {
 			ev.warn(p.Condition.Reason, strings.TrimPrefix(p.Condition.Message, failurePrefix))
 		}
@@ -252,28 +176,7 @@ func (ev *evaluation) queueMetricFailures(dec decided) {
 // the rest is what upstream's per-metric warning event says.
 const failurePrefix = "the HPA was unable to compute the replica count: "
 
-// decisionInput assembles what decision.Decide reads, except the proposals.
-func (ev *evaluation) decisionInput(obs observation) decision.Input {
-	gate := obs.gate
-	return decision.Input{
-		Bounds: obs.bounds,
-		Gate:   &gate,
-		Normalize: behavior.Request{
-			Behavior:                     ev.obj.Spec.Behavior,
-			DownscaleStabilizationWindow: ev.c.cfg.DownscaleStabilization,
-			Recommendations:              ev.hist.recommendations,
-			Events:                       ev.hist.events,
-			Now:                          obs.decideAt,
-		},
-	}
-}
-
-func (ev *evaluation) minReplicas() int32 {
-	if ev.obj.Spec.MinReplicas != nil {
-		return *ev.obj.Spec.MinReplicas
-	}
-	return 1
-}
+func (ev *evaluation) minReplicas() int32 { return pipeline.MinReplicas(&ev.obj.Spec) }
 
 // set sets a condition in the object's status (written by record).
 func (ev *evaluation) set(c autoscalingv2.HorizontalPodAutoscalerCondition) {

@@ -33,8 +33,8 @@ type outcome struct {
 // record, records the queued events, writes status (and record) once if they
 // changed, and counts the outcome.
 func (ev *evaluation) record(ctx context.Context, out outcome) error {
-	d, obs := out.dec.d, out.obs
-	ext := out.dec.ext
+	d, obs := out.dec.D, out.obs
+	ext := out.dec.Ext
 	for _, c := range append(ext.Conditions, out.adj.Conditions...) {
 		if c.Status == corev1.ConditionTrue || hasCondition(ev.obj.Status, c.Type) {
 			ev.set(c)
@@ -52,14 +52,14 @@ func (ev *evaluation) record(ctx context.Context, out outcome) error {
 			fmt.Sprintf("the HPA controller was unable to get the target's current scale: %v", obs.scaleErr.cause)))
 		result = obs.scaleErr
 	case d.Failed:
-		ev.setStatus(obs.current, ev.obj.Status.DesiredReplicas, out.dec.statuses, false)
+		ev.setStatus(obs.current, ev.obj.Status.DesiredReplicas, out.dec.Statuses, false)
 		ev.warn("FailedComputeMetricsReplicas", d.Err.Error())
 		result = fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s: %w", ev.target, d.Err)
 	case out.err != nil:
-		ev.setStatus(obs.current, ev.obj.Status.DesiredReplicas, out.dec.statuses, false)
+		ev.setStatus(obs.current, ev.obj.Status.DesiredReplicas, out.dec.Statuses, false)
 		result = out.err
 	default:
-		ev.setStatus(obs.current, out.adj.Desired, out.dec.statuses, out.scaled)
+		ev.setStatus(obs.current, out.adj.Desired, out.dec.Statuses, out.scaled)
 	}
 	if len(ev.obj.Proportional) > 0 && out.obs.scaleErr == nil && !maps.Equal(ev.obj.ProportionalStatus, out.dec.proportionalStatus) {
 		ev.obj.ProportionalStatus, ev.proportionalChanged = out.dec.proportionalStatus, true
@@ -94,15 +94,15 @@ func (ev *evaluation) recordInput(out outcome, result error) record.Input {
 		Now:             ev.now,
 		CurrentReplicas: out.obs.current,
 		Behavior:        ev.obj.Spec.Behavior,
-		Decision:        out.dec.d,
+		Decision:        out.dec.D,
 		Adjusted:        out.adj,
 		Scaled:          out.scaled,
 		Err:             result,
 	}
 	if result == nil {
-		in.Err = out.dec.d.Err
+		in.Err = out.dec.D.Err
 	}
-	for i, e := range out.dec.evaluated {
+	for i, e := range out.dec.Evaluated {
 		in.Metrics = append(in.Metrics, record.Metric{Reading: out.obs.readings[i], Evaluated: e})
 	}
 	in.Metrics = append(in.Metrics, out.dec.proportional...)
@@ -182,7 +182,7 @@ func (ev *evaluation) count(out outcome, rec *v1alpha1.DecisionRecord) {
 	m.outcome(string(rec.Outcome))
 	switch {
 	case out.obs.scaleErr != nil:
-	case out.dec.d.Failed || out.err != nil:
+	case out.dec.D.Failed || out.err != nil:
 		m.decision("failed")
 	case out.scaled && out.adj.Desired > out.obs.current:
 		m.decision("up")

@@ -3,21 +3,16 @@ package controller
 import (
 	"sync"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
-	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
-// history is what upstream keeps in memory per autoscaler: the
-// recommendations of the stabilization windows and the record of rescales of
-// the behavior policies. A history is used by one reconcile at a time (the
+// history is what an autoscaler carries between evaluations: the
+// pipeline's History (what upstream keeps in memory, and the proposal
+// extensions' state) and the ClusterProportional parameters. A history is used by one reconcile at a time (the
 // queue never hands a key to two workers), so its fields need no lock.
 type history struct {
-	recommendations []behavior.Recommendation
-	events          behavior.ScaleEvents
-	// extensions is what the proposal extensions remember (since when
-	// metrics are failed, stale or idle).
-	extensions adjust.State
+	pipeline.History
 	// proportional holds the last good parameters read from each referenced
 	// ConfigMap, by "name/key" (so reordering spec.metrics keeps them apart).
 	proportional map[string]proportional.Params

@@ -2,16 +2,12 @@ package main
 
 import (
 	"fmt"
-	"image/color"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/ebbflow/ebbflow/cli/chart"
 )
 
 // curve is one named line of a panel.
@@ -66,47 +62,21 @@ func panels() []panel {
 
 // writePlot draws the panels over the samples into a PNG at path.
 func writePlot(path string, samples []sample) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create plot directory: %w", err)
-	}
 	ps := panels()
-	img := vgimg.New(12*vg.Inch, 11*vg.Inch)
-	dc := draw.New(img)
-	// Fill the background; vgimg starts transparent.
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	tiles := draw.Tiles{Rows: len(ps), Cols: 1, PadTop: vg.Points(8), PadBottom: vg.Points(8),
-		PadLeft: vg.Points(8), PadRight: vg.Points(8), PadY: vg.Points(12)}
+	plots := make([]*plot.Plot, len(ps))
 	for i, pn := range ps {
 		p, err := buildPanel(pn, samples)
 		if err != nil {
 			return err
 		}
-		p.Draw(tiles.At(dc, 0, i))
+		plots[i] = p
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create plot: %w", err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write plot: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write plot: %w", err)
-	}
-	return nil
+	return chart.WritePNG(path, 12*vg.Inch, 11*vg.Inch, plots)
 }
 
 // buildPanel returns the plot of one panel.
 func buildPanel(pn panel, samples []sample) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = pn.title
-	p.X.Label.Text = "time since the traffic started (s)"
-	p.Y.Label.Text = pn.ylabel
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
+	p := chart.NewPanel(pn.title, "time since the traffic started (s)", pn.ylabel)
 	for i, c := range pn.curves {
 		xys := make(plotter.XYs, len(samples))
 		for j, s := range samples {
@@ -116,15 +86,7 @@ func buildPanel(pn panel, samples []sample) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plot %q: %w", c.name, err)
 		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
-		if c.step {
-			l.StepStyle = plotter.PostStep
-			l.Width = vg.Points(2)
-		}
-		if c.dash {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
+		chart.Style(l, i, c.step, c.dash)
 		p.Add(l)
 		p.Legend.Add(c.name, l)
 	}

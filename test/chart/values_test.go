@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
 )
 
 // valueFiles are the value sets under testdata/ that `helm lint` checks.
@@ -164,15 +166,34 @@ func TestPrometheusAuth(t *testing.T) {
 		"--prometheus-basic-auth-password-file=/var/run/prometheus/basic-auth/password",
 		"--prometheus-ca-file=/var/run/prometheus/ca/ca.crt",
 		"--prometheus-client-tls-cert-file=/var/run/prometheus/client-cert/tls.crt",
-		"--prometheus-client-tls-key-file=/var/run/prometheus/client-cert/tls.key")
+		"--prometheus-client-tls-key-file=/var/run/prometheus/client-cert/tls.key",
+		"--prometheus-backends-file=/etc/ebbflow-backends/backends.yaml")
+	checkBackendsFile(t, find(objs, "ConfigMap", "ebbflow-adapter-backends"))
 	vols := toYAML(t, podSpec(d)["volumes"])
-	for _, w := range []string{"secretName: prometheus-token", "secretName: prometheus-basic-auth", "name: prometheus-ca", "secretName: prometheus-client-cert"} {
+	for _, w := range []string{"name: ebbflow-adapter-backends", "secretName: prometheus-token", "secretName: prometheus-basic-auth", "name: prometheus-ca", "secretName: prometheus-client-cert"} {
 		if !strings.Contains(vols, w) {
 			t.Errorf("volumes lack %q:\n%s", w, vols)
 		}
 	}
 	if _, err := template(t, nil, "prometheus.auth.basicAuth.username=u"); err == nil || !strings.Contains(err.Error(), "passwordSecretName") {
 		t.Errorf("basic auth without a password secret: %v", err)
+	}
+}
+
+// checkBackendsFile parses the rendered backends file with the adapter's own
+// loader, so the chart can only render files the adapter accepts.
+func checkBackendsFile(t *testing.T, cm *unstructured.Unstructured) {
+	t.Helper()
+	if cm == nil {
+		t.Fatal("no backends ConfigMap")
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "backends.yaml")
+	f, err := config.ParseBackends([]byte(data))
+	if err != nil {
+		t.Fatalf("rendered backends file refused by the adapter: %v\n%s", err, data)
+	}
+	if names := f.Names(); len(names) != 1 || names[0] != "team-a" || f.Backends[0].Headers["X-Scope-OrgID"] != "team-a" {
+		t.Errorf("rendered backends = %+v", f.Backends)
 	}
 }
 

@@ -89,6 +89,7 @@ const (
 // Keys of diffStep values.
 const (
 	keyPods   = "pods"   // per-pod e2e_inflight of every pod of the Deployments
+	keyLoad   = "load"   // e2e_inflight summed over each Deployment's ready pods (conserved load), see replay_test.go
 	keyObject = "object" // e2e_inflight summed over Service diffObjectService
 	keyCPU    = "cpu"    // per-pod cpu usage in millicores (container "app"), see differential_resource_test.go
 	// any other key is a queue suffix: queue_messages_ready{queue=<ns>-<key>}
@@ -228,6 +229,7 @@ func diffScenarios() []diffScenario {
 			},
 			steps: []diffStep{{10 * s, vals(keyPods, 5)}, {40 * s, vals(keyPods, 25)}, {30 * s, vals(keyPods, 2)}},
 		},
+		podsLoadScenario(),
 		{
 			// Two External metrics, one disappears: while a fails and b
 			// alone would scale down, hold (6); when b wants more, scale up
@@ -410,18 +412,26 @@ func autoscalerSide(t *testing.T, c *cluster.Cluster, name string) diffSide {
 	}}
 }
 
+// diffRun is one run of a scenario: each Deployment's sequence, the
+// namespace and when the trajectory started.
+type diffRun struct {
+	seqs  map[string]replicaSeq
+	ns    string
+	start time.Time
+}
+
 // runDiffScenario runs one scenario in a fresh namespace of env: it creates
 // one Deployment per side and the Service the Object metric describes,
 // publishes the first step, creates each side's autoscaling object, plays
 // the trajectory and returns each Deployment's sequence. Safe to call from
 // goroutines of the test (it never calls t.Fatal); cleanups delete the
 // namespace and the series.
-func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSide) (map[string]replicaSeq, error) {
+func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSide) (diffRun, error) {
 	ctx := context.Background()
 	client := env.c.Client()
 	nsObj, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "diff-" + sc.name + "-"}}, metav1.CreateOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("create namespace: %w", err)
+		return diffRun{}, fmt.Errorf("create namespace: %w", err)
 	}
 	ns := nsObj.Name
 	t.Cleanup(func() {
@@ -432,11 +442,11 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		ObjectMeta: metav1.ObjectMeta{Name: diffObjectService},
 		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": diffObjectService}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("create service: %w", err)
+		return diffRun{}, fmt.Errorf("create service: %w", err)
 	}
 	for _, sd := range sides {
 		if _, err := client.AppsV1().Deployments(ns).Create(ctx, diffDeployment(sd.name), metav1.CreateOptions{}); err != nil {
-			return nil, fmt.Errorf("create deployment %s/%s: %w", ns, sd.name, err)
+			return diffRun{}, fmt.Errorf("create deployment %s/%s: %w", ns, sd.name, err)
 		}
 	}
 	pub := newDiffPublisher(env, ns)
@@ -455,7 +465,7 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		spec := sc.spec(ns)
 		spec.ScaleTargetRef.Name = sd.name
 		if err := sd.create(ctx, ns, spec); err != nil {
-			return nil, fmt.Errorf("create %s autoscaling object: %w", sd.name, err)
+			return diffRun{}, fmt.Errorf("create %s autoscaling object: %w", sd.name, err)
 		}
 	}
 	end := start.Add(sc.duration())
@@ -479,7 +489,7 @@ func runDiffScenario(t *testing.T, env diffEnv, sc diffScenario, sides ...diffSi
 		}
 		time.Sleep(diffPoll)
 	}
-	return seqs, nil
+	return diffRun{seqs: seqs, ns: ns, start: start}, nil
 }
 
 // diffDeployment is a one-replica Deployment of pods labelled app=<name> and
@@ -540,7 +550,7 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 	}
 	for k, v := range st.values {
 		switch k {
-		case keyPods, keyCPU:
+		case keyPods, keyLoad, keyCPU:
 			continue
 		case keyObject:
 			e.SetGauge(InflightGauge, p.objectLabels(), v)
@@ -549,19 +559,14 @@ func (p *diffPublisher) apply(ctx context.Context, st diffStep) {
 		}
 		p.keys[k] = true
 	}
-	v, perPod := st.values[keyPods]
+	values, ok := p.perPodValues(ctx, st)
+	if !ok {
+		return // keep the series as they are until the next tick
+	}
 	live := map[string]bool{}
-	if perPod {
-		pods, err := p.env.c.Client().CoreV1().Pods(p.ns).List(ctx, metav1.ListOptions{LabelSelector: "diff=true"})
-		if err != nil {
-			return // keep the series as they are until the next tick
-		}
-		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil {
-				live[pod.Name] = true
-				e.SetGauge(InflightGauge, p.podLabels(pod.Name), v)
-			}
-		}
+	for pod, v := range values {
+		live[pod] = true
+		e.SetGauge(InflightGauge, p.podLabels(pod), v)
 	}
 	for pod := range p.pods {
 		if !live[pod] {
@@ -682,9 +687,9 @@ func TestDifferential(t *testing.T) {
 		for _, sc := range scenarios {
 			if slices.Contains(dropInScenarios, sc.name) {
 				wg.Go(func() {
-					seqs, err := runDiffScenario(t, denv, sc, hpaSide(denv.c, "hpa"))
+					run, err := runDiffScenario(t, denv, sc, hpaSide(denv.c, "hpa"))
 					mu.Lock()
-					runs[sc.name] = dropInRun{seqs: seqs, err: err}
+					runs[sc.name] = dropInRun{seqs: run.seqs, err: err}
 					mu.Unlock()
 				})
 			}
@@ -699,17 +704,27 @@ func TestDifferential(t *testing.T) {
 	for _, sc := range scenarios {
 		side := autoscalerSide(t, env(), "eas")
 		wg.Go(func() {
-			seqs, err := runDiffScenario(t, shared, sc, hpaSide(env(), "kcm"), side)
+			run, err := runDiffScenario(t, shared, sc, hpaSide(env(), "kcm"), side)
 			if err != nil {
 				t.Errorf("%s: %v", sc.name, err)
 				report.add(diffResult{scenario: sc.name, mode: "autoscaler", verdict: "ERROR: " + err.Error()})
 				return
 			}
-			kcm, eas := seqs["kcm"], seqs["eas"]
+			kcm, eas := run.seqs["kcm"], run.seqs["eas"]
 			mu.Lock()
 			kcmSeqs[sc.name] = kcm
 			mu.Unlock()
 			report.add(diffResult{scenario: sc.name, mode: "autoscaler", a: kcm, b: eas, verdict: verdict(t, sc.name, "ebbflow Autoscaler", kcm, eas)})
+			if slices.Contains(replayScenarios, sc.name) {
+				sim, err := replayScenario(t, sc, run, "kcm")
+				v := "ERROR: " + fmt.Sprint(err)
+				if err == nil {
+					v = verdict(t, sc.name, "ebbflow simulate", kcm, sim)
+				} else {
+					t.Errorf("%s: ebbflow simulate: %v", sc.name, err)
+				}
+				report.add(diffResult{scenario: sc.name, mode: "simulate", a: kcm, b: sim, verdict: v})
+			}
 		})
 	}
 	wg.Wait()

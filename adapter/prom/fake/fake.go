@@ -54,13 +54,27 @@ func (c *Client) SeriesCalls() [][]string {
 	return slices.Clone(c.matches)
 }
 
+// SetErr sets Err while the client is in use: a backend going down (err) or
+// coming back (nil).
+func (c *Client) SetErr(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Err = err
+}
+
+func (c *Client) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Err
+}
+
 func (c *Client) wait(ctx context.Context) error {
 	if c.Gate == nil {
-		return c.Err
+		return c.err()
 	}
 	select {
 	case <-c.Gate:
-		return c.Err
+		return c.err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -1,0 +1,20 @@
+// Package simulate replays recorded metric history through the autoscaler's
+// evaluation pipeline (package pipeline: the same proposals, decision,
+// behaviors, extensions and tolerances the controller runs) on a simulated
+// clock, feeding the simulated replica count back into the metrics.
+//
+// The load model:
+//
+//   - Object and External metrics are replayed as recorded: they do not
+//     depend on the replica count.
+//   - Pods metrics conserve the load: the recorded per-pod values summed over
+//     the pods that existed is the load, and each ready simulated pod reports
+//     that load divided by the number of ready simulated pods. A new pod
+//     becomes ready PodStartup after it was created; until then it has no
+//     sample (a missing pod, counted as upstream counts missing pods).
+//   - A step with no recorded value is a metric the metrics API could not
+//     serve: the metric fails, as in the controller (an Object or External
+//     metric with treatMissingAs Zero reads 0).
+//
+// Everything here is pure: Run reads values and returns values.
+package simulate

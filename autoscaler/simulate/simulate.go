@@ -1,0 +1,134 @@
+package simulate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+)
+
+// Missing marks a step without a recorded value.
+const Missing int64 = math.MinInt64
+
+// MaxSteps bounds one replay and so its memory (about 150 bytes a step and
+// metric): 1,000,000 steps are 173 days at 15 s.
+const MaxSteps = 1_000_000
+
+// DefaultPodStartup is how long a new simulated pod takes to become ready.
+const DefaultPodStartup = 30 * time.Second
+
+// ErrNoSample is why a metric failed at a step without a recorded value.
+var ErrNoSample = errors.New("no sample recorded at this time")
+
+// Config is the replay's clock and the controller settings it runs with.
+type Config struct {
+	// Start is the time of the first evaluation; one evaluation runs every
+	// Step, Steps times.
+	Start time.Time
+	Step  time.Duration
+	Steps int
+	// InitialReplicas is the replica count before the first evaluation (all
+	// ready).
+	InitialReplicas int32
+	// PodStartup is how long a new pod takes to become ready.
+	PodStartup time.Duration
+	// Namespace names the autoscaler's namespace in metric errors.
+	Namespace string
+	// The controller's settings (kube-controller-manager's flags).
+	Tolerance               float64
+	DownscaleStabilization  time.Duration
+	CPUInitializationPeriod time.Duration
+	InitialReadinessDelay   time.Duration
+}
+
+// Series is one metric's recorded history on the step grid, in milli-units:
+// Values[i] is the value at Start+i×Step (Missing when there is none). For a
+// Pods metric it is the load (the per-pod values summed over the pods that
+// existed); for an Object metric the value; for an External metric the sum of
+// its series.
+type Series struct {
+	Values []int64
+}
+
+// Step is one evaluation of the replay.
+type Step struct {
+	Time time.Time
+	// Replicas is the count after the evaluation (what it wrote, or kept).
+	Replicas int32
+	// Current and Ready are the replicas and the ready pods it saw.
+	Current int32
+	Ready   int32
+	// Values has one entry per metric: the value the evaluation read, in
+	// milli-units (the per-pod value for a Pods metric), Missing when none.
+	Values []int64
+	// Ratios are the metrics' usage ratios (value over target; NaN unknown).
+	Ratios []float64
+	// Rescaled is true when the evaluation wrote a new count.
+	Rescaled bool
+	// Reason explains a rescale, or why the evaluation could not decide.
+	Reason string
+	// Failed is true when the metrics allowed no decision.
+	Failed bool
+	// UnderProvisioned is true when some metric's usage ratio exceeded the
+	// scale-up tolerance.
+	UnderProvisioned bool
+}
+
+// Result is a replay: every step and its summary.
+type Result struct {
+	Steps   []Step
+	Summary Summary
+}
+
+// Validate reports the first problem with cfg, spec and series (one series
+// per HPA metric of spec, each Steps long).
+func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
+	switch {
+	case cfg.Step <= 0:
+		return errors.New("step must be positive")
+	case cfg.Steps <= 0:
+		return errors.New("the range holds no step")
+	case cfg.Steps > MaxSteps:
+		return fmt.Errorf("%d steps exceed the limit of %d: use a longer step or a shorter range", cfg.Steps, MaxSteps)
+	case cfg.InitialReplicas < 0:
+		return errors.New("initial replicas must not be negative")
+	case len(series) != len(spec.HPA.Metrics):
+		return fmt.Errorf("%d series for %d metrics", len(series), len(spec.HPA.Metrics))
+	case len(spec.HPA.Metrics) == 0:
+		return errors.New("the spec has no metric to replay")
+	}
+	for i, m := range spec.HPA.Metrics {
+		if _, err := decision.Classify(m); err != nil {
+			return fmt.Errorf("spec.metrics[%d]: %w", i, err)
+		}
+		if m.Type == autoscalingv2.ResourceMetricSourceType || m.Type == autoscalingv2.ContainerResourceMetricSourceType {
+			return fmt.Errorf("spec.metrics[%d]: %s metrics are not replayed yet (they need the pods' requests)", i, m.Type)
+		}
+		if len(series[i].Values) != cfg.Steps {
+			return fmt.Errorf("spec.metrics[%d]: %d values for %d steps", i, len(series[i].Values), cfg.Steps)
+		}
+	}
+	return nil
+}
+
+// Run replays series through spec's evaluation, one evaluation every
+// cfg.Step, and returns every step with the summary.
+func Run(cfg Config, spec pipeline.Spec, series []Series) (Result, error) {
+	if err := Validate(cfg, &spec, series); err != nil {
+		return Result{}, err
+	}
+	if cfg.PodStartup < 0 {
+		cfg.PodStartup = 0
+	}
+	r := newReplay(cfg, spec, series)
+	steps := make([]Step, cfg.Steps)
+	for i := range steps {
+		steps[i] = r.step(i)
+	}
+	return Result{Steps: steps, Summary: Summarize(steps, cfg.Step)}, nil
+}

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/simulate"
+	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
+)
+
+// replayed is one spec's replay, with the actual replicas of its target
+// (nil when unknown).
+type replayed struct {
+	spec   namedSpec
+	result simulate.Result
+	actual []int64
+}
+
+func (o *simulateOptions) run(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	rng, err := o.timeRange()
+	if err != nil {
+		return err
+	}
+	specs, err := loadSpecs(o.files)
+	if err != nil {
+		return err
+	}
+	mapper := config.DefaultRESTMapper()
+	rules, err := ruleset.ParseFile(o.rules, mapper)
+	if err != nil {
+		return fmt.Errorf("rule file %s:\n%w", o.rules, err)
+	}
+	client, err := o.conn.Client()
+	if err != nil {
+		return err
+	}
+	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
+	if err != nil {
+		return err
+	}
+	if err := reader.Check(ctx); err != nil {
+		return err
+	}
+	out := make([]replayed, 0, len(specs))
+	for _, s := range specs {
+		r, err := o.replay(ctx, reader, rng, s, cmd.ErrOrStderr())
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		out = append(out, r)
+	}
+	if o.plot != "" {
+		if err := writeSimulationPlot(o.plot, out, rng); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		return writeSimulationJSON(cmd.OutOrStdout(), out, rng)
+	}
+	writeSimulationTable(cmd.OutOrStdout(), out, rng.Step)
+	return nil
+}
+
+// timeRange is the range of the flags, to the millisecond (Prometheus' resolution).
+func (o *simulateOptions) timeRange() (simsource.Range, error) {
+	end := o.now()
+	if o.end != "" {
+		t, err := time.Parse(time.RFC3339, o.end)
+		if err != nil {
+			return simsource.Range{}, fmt.Errorf("--end: %w", err)
+		}
+		end = t
+	}
+	start := end.Add(-o.since)
+	if o.start != "" {
+		t, err := time.Parse(time.RFC3339, o.start)
+		if err != nil {
+			return simsource.Range{}, fmt.Errorf("--start: %w", err)
+		}
+		start = t
+	}
+	rng := simsource.Range{Start: start.Truncate(time.Millisecond), End: end.Truncate(time.Millisecond), Step: o.step}
+	if !rng.End.After(rng.Start) {
+		return rng, fmt.Errorf("empty range: the end %s is not after the start %s", rng.End.Format(time.RFC3339), rng.Start.Format(time.RFC3339))
+	}
+	if n := rng.Steps(); n > simulate.MaxSteps {
+		return rng, fmt.Errorf("the range holds %d steps, more than %d: use a longer --step or a shorter range", n, simulate.MaxSteps)
+	}
+	return rng, nil
+}
+
+// replay reads one spec's metrics and actual replicas and replays them.
+// Gaps are reported on w as warnings.
+func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, rng simsource.Range, s namedSpec, w io.Writer) (replayed, error) {
+	ns := o.namespace
+	if ns == "" {
+		ns = s.namespace
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	ref := s.spec.HPA.ScaleTargetRef
+	q := simsource.Query{Namespace: ns, PodNames: podNamePattern(o.podNames, ref.Kind, ref.Name)}
+	series := make([]simulate.Series, len(s.spec.HPA.Metrics))
+	for i, m := range s.spec.HPA.Metrics {
+		v, err := reader.Series(ctx, m, q)
+		if err != nil {
+			return replayed{}, fmt.Errorf("spec.metrics[%d]: %w", i, err)
+		}
+		if gaps := countMissing(v.Values); gaps > 0 {
+			fmt.Fprintf(w, "warning: %s: spec.metrics[%d]: %d of %d steps have no value; they are replayed as a metric the controller could not read\n", s.name, i, gaps, len(v.Values))
+		}
+		series[i] = v
+	}
+	r := replayed{spec: s}
+	query := o.actualQuery
+	if query == "" {
+		query = simsource.ActualQuery(ref.Kind, ns, ref.Name)
+	}
+	if query != "" {
+		actual, err := reader.Replicas(ctx, query)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "warning: %s: actual replicas not shown: %v\n", s.name, err)
+		case countMissing(actual) < len(actual):
+			r.actual = actual
+		}
+	}
+	cfg := simulate.Config{
+		Start: rng.Start, Step: rng.Step, Steps: rng.Steps(),
+		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, Namespace: ns,
+		Tolerance: o.settings.Tolerance, DownscaleStabilization: o.settings.DownscaleStabilization,
+		CPUInitializationPeriod: o.settings.CPUInitializationPeriod, InitialReadinessDelay: o.settings.InitialReadinessDelay,
+	}
+	var err error
+	r.result, err = simulate.Run(cfg, s.spec, series)
+	return r, err
+}
+
+// initial is the replica count before the first evaluation.
+func (o *simulateOptions) initial(spec pipeline.Spec, actual []int64) int32 {
+	if o.initialReplicas >= 0 {
+		return o.initialReplicas
+	}
+	if len(actual) > 0 && actual[0] != simulate.Missing && actual[0] >= 0 {
+		return int32(min(actual[0], int64(spec.HPA.MaxReplicas)))
+	}
+	return max(pipeline.MinReplicas(&spec.HPA), 1)
+}
+
+// podNamePattern is the flag's pattern, or the names a controller of kind
+// gives the pods of name.
+func podNamePattern(flag, kind, name string) *regexp.Regexp {
+	if flag != "" {
+		return regexp.MustCompile(flag) // validated
+	}
+	q := regexp.QuoteMeta(name)
+	switch kind {
+	case "Deployment":
+		return regexp.MustCompile("^" + q + "-[a-z0-9]+-[a-z0-9]+$")
+	case "StatefulSet":
+		return regexp.MustCompile("^" + q + "-[0-9]+$")
+	}
+	return regexp.MustCompile("^" + q + "-[a-z0-9-]+$")
+}
+
+func countMissing(v []int64) int {
+	n := 0
+	for _, x := range v {
+		if x == simulate.Missing {
+			n++
+		}
+	}
+	return n
+}
