@@ -51,7 +51,7 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "api_writes_total",
-			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs).",
+			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs), scale-events (the scale-events annotation of drop-in HPAs with a behavior).",
 		}, []string{"kind"}),
 		fallbacks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "ebbflow_autoscaler",

@@ -219,5 +219,5 @@ type failover struct {
 	finalWant      int32
 	finalGot       int32
 	oldExited      bool // the old leader ended by itself (freeze: after SIGCONT)
-	unattributable int  // writes no event names (an event lost with a killed leader)
+	storedEvents   string // the Autoscaler's status.scaleEvents at the end
 }

@@ -72,6 +72,9 @@ func runFailover(t testing.TB, pair *foPair, mode faultMode, jitter time.Duratio
 	})
 	fo.finalGot, _ = deploymentReplicas(context.Background(), ns, name)
 	_ = got
+	if a, err := getAutoscaler(context.Background(), ns, name); err == nil {
+		fo.storedEvents = a.Status.ScaleEvents
+	}
 	if mode == faultFreeze {
 		_, err := pollUntil(20*time.Second, func(context.Context) bool { return old.Exited() })
 		fo.oldExited = err == nil
@@ -145,6 +148,9 @@ func (fo failover) problems() []string {
 	}
 	if fo.finalGot != fo.finalWant {
 		out = append(out, fmt.Sprintf("final count %d, want %d", fo.finalGot, fo.finalWant))
+	}
+	if fo.storedEvents == "" {
+		out = append(out, "status.scaleEvents is empty after the rescales")
 	}
 	if fo.mode == faultFreeze && !fo.oldExited {
 		out = append(out, "the thawed old leader did not stop by itself")
