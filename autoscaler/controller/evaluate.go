@@ -101,7 +101,7 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 		c: c, b: b, key: key, obj: obj,
 		original: obj.Status.DeepCopy(),
 		target:   fmt.Sprintf("%s/%s/%s", ref.Kind, obj.Namespace, ref.Name),
-		now: c.deps.Clock.Now(),
+		now:      c.deps.Clock.Now(),
 	}
 	var fresh bool
 	ev.hist, fresh = c.state.get(key)

@@ -15,7 +15,7 @@ import (
 type LeaderElection struct {
 	// Lease names the coordination.k8s.io Lease in the namespace
 	// ebbflow-system (the namespace manifests/autoscaler's Role allows).
-	Lease                                      string
+	Lease                                     string
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 }
 

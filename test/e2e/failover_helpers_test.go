@@ -209,15 +209,15 @@ func rampAutoscaler(name string, q testQueue) *v1alpha1.Autoscaler {
 
 // failover is the outcome of one round.
 type failover struct {
-	mode           faultMode
-	oldLeader      string
-	newLeader      string
-	faultAt        time.Time
-	acquired       time.Duration // fault → the Lease names the new leader
-	firstWrite     time.Duration // fault → the new leader's first /scale write
-	writes         []scaleWrite
-	finalWant      int32
-	finalGot       int32
-	oldExited      bool // the old leader ended by itself (freeze: after SIGCONT)
-	storedEvents   string // the Autoscaler's status.scaleEvents at the end
+	mode         faultMode
+	oldLeader    string
+	newLeader    string
+	faultAt      time.Time
+	acquired     time.Duration // fault → the Lease names the new leader
+	firstWrite   time.Duration // fault → the new leader's first /scale write
+	writes       []scaleWrite
+	finalWant    int32
+	finalGot     int32
+	oldExited    bool   // the old leader ended by itself (freeze: after SIGCONT)
+	storedEvents string // the Autoscaler's status.scaleEvents at the end
 }
