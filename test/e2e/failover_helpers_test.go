@@ -216,6 +216,7 @@ type failover struct {
 	acquired     time.Duration // fault → the Lease names the new leader
 	firstWrite   time.Duration // fault → the new leader's first /scale write
 	writes       []scaleWrite
+	final        float64 // the metric at the end of the ramp
 	finalWant    int32
 	finalGot     int32
 	oldExited    bool   // the old leader ended by itself (freeze: after SIGCONT)
