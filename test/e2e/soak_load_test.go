@@ -37,7 +37,7 @@ var soakPattern = []string{kindSingle, kindStar, kindSelector, kindExternal, kin
 // soakWorkers bounds the requests in flight; a tick whose requests find
 // every worker busy drops them (counted), so the rate never exceeds the
 // schedule.
-const soakWorkers = 24
+const soakWorkers = 48
 
 // soakResult is one request's outcome.
 type soakResult struct {
@@ -123,14 +123,19 @@ func randomName() string {
 	return fmt.Sprintf("soak_unknown_%08x", rand.Uint32())
 }
 
-// genericInternal is the whole message of the adapter's 500s: no PromQL, URL
-// or Prometheus error text.
+// genericInternal is the message of the adapter's 500s: no PromQL, URL or
+// Prometheus error text. (metrics.k8s.io answers prefix it with
+// metrics-server's "failed reading pods metrics: ".)
 const genericInternal = "Internal error occurred: unable to fetch metrics"
 
 // window is a time interval.
 type window struct{ from, to time.Time }
 
 func (w window) contains(t time.Time) bool { return !t.Before(w.from) && !t.After(w.to) }
+
+// overlaps reports whether [from, to] meets the window: a request sent just
+// before Prometheus stopped may fail when it reaches it.
+func (w window) overlaps(from, to time.Time) bool { return !to.Before(w.from) && !from.After(w.to) }
 
 // kindStats are the figures of one request kind.
 type kindStats struct {
@@ -160,7 +165,7 @@ func classify(results []soakResult, outage window) (map[string]*kindStats, []str
 		case r.code == want:
 			s.ok++
 			lat[r.kind] = append(lat[r.kind], r.latency)
-		case outage.contains(r.at) && r.code == http.StatusInternalServerError && strings.Contains(r.body, `"message":"`+genericInternal+`"`):
+		case outage.overlaps(r.at, r.at.Add(r.latency)) && r.code == http.StatusInternalServerError && strings.Contains(r.body, genericInternal):
 			s.outageErrors++
 		default:
 			s.failed++
