@@ -28,7 +28,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler helm)
+EXTRA_TOOLS=(kube-scheduler helm thanos)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -82,6 +82,11 @@ describe() {
     MOD=helm MODPATH=helm.sh/helm/v3 VERSION="${HELM_VERSION}"
     PKGS=(helm.sh/helm/v3/cmd/helm) BINS=(helm) ESTIMATE="~2-4 min"
     LDX="-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
+    ;;
+  thanos)
+    MOD=thanos MODPATH=github.com/thanos-io/thanos VERSION="${THANOS_VERSION}"
+    PKGS=(github.com/thanos-io/thanos/cmd/thanos) BINS=(thanos) ESTIMATE="~8-15 min"
+    LDX="-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"

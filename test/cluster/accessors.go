@@ -73,6 +73,9 @@ func (c *Cluster) DumpLogs(n int) string {
 		}
 		fmt.Fprintf(&b, "===== %s (%s), last %d lines =====\n%s\n", comp, c.logPath(comp), n, c.LogTail(comp, n))
 	}
+	if ha := c.HA(); ha != nil {
+		fmt.Fprintf(&b, "===== highly available prometheus, last %d lines each =====\n%s\n", n, ha.LogTail(n))
+	}
 	return b.String()
 }
 
@@ -89,7 +92,7 @@ func (c *Cluster) Stop() error {
 	c.stopped = true
 	procs := c.procs
 	c.procs = map[string]*process{}
-	prom := c.prom
+	prom, ha := c.prom, c.ha
 	c.mu.Unlock()
 
 	// Clients of kube-apiserver first, etcd last, so nothing spends its grace
@@ -108,6 +111,11 @@ func (c *Cluster) Stop() error {
 		p.Stop(stopGrace)
 	}
 	var errs []error
+	if ha != nil {
+		if err := ha.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close highly available prometheus: %w", err))
+		}
+	}
 	if prom != nil {
 		if err := prom.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close prometheus: %w", err))

@@ -56,10 +56,10 @@ func (c *Cluster) adapterKubeconfig() string {
 func (c *Cluster) adapterArgs() []string {
 	p := c.pki
 	kc := c.adapterKubeconfig()
-	return []string{
+	args := []string{
 		"--config=" + c.rulesPath(),
 		"--config-check-interval=" + adapterConfigCheck.String(),
-		"--prometheus-url=" + c.Prometheus().URL(),
+		"--prometheus-url=" + c.prometheusURL(),
 		"--metrics-relist-interval=" + c.opts.AdapterRelistInterval.String(),
 		"--secure-port=" + strconv.Itoa(c.ports.adapter),
 		"--bind-address=127.0.0.1",
@@ -71,6 +71,17 @@ func (c *Cluster) adapterArgs() []string {
 		"--lister-kubeconfig=" + kc,
 		"--v=2",
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append(args, c.extraAdapterArgs...)
+}
+
+// SetAdapterArgs replaces the flags appended to the adapter's command line
+// (Options.AdapterArgs) from its next start on; RestartAdapter applies them.
+func (c *Cluster) SetAdapterArgs(args []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.extraAdapterArgs = append([]string(nil), args...)
 }
 
 // StartAdapter starts ebbflow-adapter on its fixed port if it is not running,

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ebbflow/ebbflow/test/promtest"
+	"github.com/ebbflow/ebbflow/test/thanostest"
 )
 
 // Component names accepted by LogTail.
@@ -64,6 +65,13 @@ type Options struct {
 	// Log receives progress lines with timings (one Write per line, never
 	// concurrently) during Start; nil discards them.
 	Log io.Writer
+	// HAPrometheus, if set, runs Prometheus replicas behind Thanos Query
+	// instead of one Prometheus; the adapter then queries Thanos Query.
+	HAPrometheus *HAPrometheus
+	// AdapterArgs are appended to the adapter's command line (flags given
+	// twice: the later wins, or repeats for repeatable flags). Change them for
+	// the next start with SetAdapterArgs.
+	AdapterArgs []string
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
 	// means a new temporary directory that Stop removes. A given Dir is kept
 	// after Stop. It must be empty or a Dir of an earlier cluster, whose
@@ -101,10 +109,12 @@ type Cluster struct {
 	ports   ports
 	apis    []metricsAPI // APIServices for the adapter, from Options.RulesYAML
 
-	adminKubeconfig string
-	restConfig      *rest.Config
-	client          kubernetes.Interface
-	prom            *promtest.Server
+	adminKubeconfig  string
+	restConfig       *rest.Config
+	client           kubernetes.Interface
+	prom             *promtest.Server
+	ha               *thanostest.HA // Options.HAPrometheus; prom is its replica 0
+	extraAdapterArgs []string       // Options.AdapterArgs or SetAdapterArgs
 
 	logMu sync.Mutex // serializes writes to opts.Log
 
@@ -135,7 +145,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}}
+	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}, extraAdapterArgs: opts.AdapterArgs}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "ebbflow-cluster-"); err != nil {
 			return nil, fmt.Errorf("cluster: create work directory: %w", err)
@@ -200,7 +210,13 @@ func (c *Cluster) start(ctx context.Context) error {
 		buildDone <- err
 	}()
 	promDone := make(chan error, 1)
-	go func() { promDone <- c.startPrometheus(ctx) }()
+	go func() {
+		if c.opts.HAPrometheus != nil {
+			promDone <- c.startHAPrometheus(ctx)
+			return
+		}
+		promDone <- c.startPrometheus(ctx)
+	}()
 	// Always collect both goroutines before returning.
 	var buildErr, promErr error
 	collected := false
@@ -300,7 +316,7 @@ func prepareDir(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, dirMarker)); err != nil && len(entries) > 0 {
 		return fmt.Errorf("work directory %s is not empty and was not made by a cluster (no %s)", dir, dirMarker)
 	}
-	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs"}
+	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "thanos", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs"}
 	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler} {
 		stale = append(stale, comp+".log")
 	}

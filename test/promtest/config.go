@@ -37,9 +37,10 @@ type promConfig struct {
 }
 
 type globalConfig struct {
-	ScrapeInterval     string `json:"scrape_interval"`
-	ScrapeTimeout      string `json:"scrape_timeout"`
-	EvaluationInterval string `json:"evaluation_interval"`
+	ScrapeInterval     string            `json:"scrape_interval"`
+	ScrapeTimeout      string            `json:"scrape_timeout"`
+	EvaluationInterval string            `json:"evaluation_interval"`
+	ExternalLabels     map[string]string `json:"external_labels,omitempty"`
 }
 
 type scrapeConfig struct {
@@ -61,13 +62,15 @@ type configFiles struct {
 	rules  string // rule file path, written only when rules are given
 }
 
-// writeConfig renders targets and rules into dir, replacing earlier files.
-func writeConfig(files configFiles, interval time.Duration, rulesYAML string, targets []Target) error {
-	cfg, err := buildConfig(interval, targets)
+// writeConfig renders targets, the options' rules and external labels into
+// dir, replacing earlier files.
+func writeConfig(files configFiles, o Options, targets []Target) error {
+	cfg, err := buildConfig(o.ScrapeInterval, targets)
 	if err != nil {
 		return err
 	}
-	if rulesYAML != "" {
+	cfg.Global.ExternalLabels = o.ExternalLabels
+	if rulesYAML := o.RulesYAML; rulesYAML != "" {
 		if err := writeFileAtomic(files.rules, []byte(rulesYAML)); err != nil {
 			return err
 		}

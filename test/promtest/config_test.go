@@ -2,6 +2,7 @@ package promtest
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestBuildConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Global != tt.wantGlob {
+			if !reflect.DeepEqual(got.Global, tt.wantGlob) {
 				t.Errorf("global = %+v, want %+v", got.Global, tt.wantGlob)
 			}
 			if !reflect.DeepEqual(got.ScrapeConfigs, tt.want) {
@@ -97,5 +98,27 @@ func TestFindBinary(t *testing.T) {
 	}
 	if _, err := findBinary("/nonexistent/prometheus"); err == nil {
 		t.Error("findBinary accepted a missing explicit binary")
+	}
+}
+
+func TestWriteConfigExternalLabels(t *testing.T) {
+	dir := t.TempDir()
+	files := configFiles{config: dir + "/prometheus.yml", rules: dir + "/rules.yml"}
+	o := Options{ScrapeInterval: time.Second, ExternalLabels: map[string]string{"replica": "prometheus-1"}}
+	if err := writeConfig(files, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"external_labels": {`) || !strings.Contains(string(data), `"replica": "prometheus-1"`) {
+		t.Errorf("config lacks the external label:\n%s", data)
+	}
+	if err := writeConfig(files, Options{ScrapeInterval: time.Second}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(files.config); strings.Contains(string(data), "external_labels") {
+		t.Errorf("config without external labels mentions them:\n%s", data)
 	}
 }

@@ -58,6 +58,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// ExtraArgs are appended to the Prometheus command line.
 	ExtraArgs []string
+	// ExternalLabels are the global external_labels (e.g. the replica label of
+	// a highly available pair behind Thanos).
+	ExternalLabels map[string]string
 }
 
 func (o Options) withDefaults() Options {
@@ -169,7 +172,7 @@ func (s *Server) startFresh(ctx context.Context) error {
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	if err := writeConfig(s.files, s.opts.ScrapeInterval, s.opts.RulesYAML, s.targets); err != nil {
+	if err := writeConfig(s.files, s.opts, s.targets); err != nil {
 		return err
 	}
 	var lastErr error
@@ -291,7 +294,7 @@ func (s *Server) Restart(ctx context.Context) error {
 func (s *Server) SetTargets(ctx context.Context, targets []Target) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := writeConfig(s.files, s.opts.ScrapeInterval, s.opts.RulesYAML, targets); err != nil {
+	if err := writeConfig(s.files, s.opts, targets); err != nil {
 		return err
 	}
 	s.targets = append([]Target(nil), targets...)
