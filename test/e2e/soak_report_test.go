@@ -58,6 +58,19 @@ func (r soakReport) problems() []string {
 	if n := r.after.onDemand - r.before.onDemand; n > 2*secs+10 {
 		out = append(out, fmt.Sprintf("%v on-demand discoveries reached Prometheus in %.0fs: the rate limit (2/s, burst 10) did not hold", n, secs))
 	}
+	// No amplification: at most one Prometheus request per metrics request
+	// (identical concurrent ones share one), plus the on-demand discoveries
+	// (a label-values and a series call each) and the relists (one series
+	// call per seriesQuery every 10s, and one after each reload).
+	known := 0
+	for _, res := range r.load.results {
+		if res.kind != kindUnknown {
+			known++
+		}
+	}
+	if n, bound := r.after.promRequests-r.before.promRequests, float64(known)+2*(r.after.onDemand-r.before.onDemand)+20*(secs/10+3); n > bound {
+		out = append(out, fmt.Sprintf("%v Prometheus requests for %d metrics requests: more than one each (bound %v)", n, known, bound))
+	}
 	if n := r.after.reloadsOK - r.before.reloadsOK; n < 1 {
 		out = append(out, "the valid rule file was not reloaded")
 	}
