@@ -81,8 +81,18 @@ func runFailover(t testing.TB, pair *foPair, mode faultMode, jitter time.Duratio
 	}
 	time.Sleep(time.Second) // the last events reach the API server
 	rec.stop()
+	fo.attribute(rec, rescaleAuthors(t, ns, name))
+	delete(pair.replicas, old.Identity)
+	old.Stop()
+	pair.startOne(t)
+	return fo
+}
+
+// attribute names each recorded write's author (from the events' counts),
+// the new leader (the first other holder of the Lease after the fault) and
+// the takeover times.
+func (fo *failover) attribute(rec *recorder, authors map[int32][]string) {
 	fo.writes = rec.writes
-	authors := rescaleAuthors(t, ns, name)
 	for i := range fo.writes {
 		if a := authors[fo.writes[i].replicas]; len(a) == 1 {
 			fo.writes[i].author = a[0]
@@ -102,10 +112,6 @@ func runFailover(t testing.TB, pair *foPair, mode faultMode, jitter time.Duratio
 			break
 		}
 	}
-	delete(pair.replicas, old.Identity)
-	old.Stop()
-	pair.startOne(t)
-	return fo
 }
 
 // problems lists what one controller would not have done: writes by two
