@@ -53,8 +53,9 @@ usage() {
 #   BINS      binaries they produce, in the same order
 #   ESTIMATE  rough cold build time on 2 cores
 #   LDX       extra -ldflags (-X ...)
+#   TAGS      build tags (comma-separated), as the tool's release builds use
 describe() {
-  LDX=""
+  LDX="" TAGS=""
   case "$1" in
   kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
     MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
@@ -87,6 +88,10 @@ describe() {
     MOD=thanos MODPATH=github.com/thanos-io/thanos VERSION="${THANOS_VERSION}"
     PKGS=(github.com/thanos-io/thanos/cmd/thanos) BINS=(thanos) ESTIMATE="~8-15 min"
     LDX="-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}"
+    # Thanos' releases are built with these tags (its .promu.yml): without
+    # slicelabels, Prometheus' default string labels break Thanos' unsafe
+    # label conversions and the sidecar panics on its first gRPC answer.
+    TAGS="netgo,slicelabels"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"
@@ -198,12 +203,12 @@ build() {
     trap "rm -rf '${tmp}'" EXIT
     [[ "${MOD}" != kube ]] || ldx="$(kube_ldflags)"
     if [[ ${#PKGS[@]} -eq 1 ]]; then out="${tmp}/${BINS[0]}"; else out="${tmp}/"; fi
-    go_in "${MOD}" build -p "${BUILD_P}" -trimpath -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${PKGS[@]}" ||
+    go_in "${MOD}" build -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${PKGS[@]}" ||
       die "go build of ${name} ${VERSION} failed (output above)"
     [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}"
     {
       echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
-      echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath -ldflags=-s -w${ldx:+ ${ldx}}"
+      echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
       echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=$(($(date +%s) - start))"
     } >"${tmp}/BUILD-INFO"
     rm -rf "${dir}"

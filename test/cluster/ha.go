@@ -22,6 +22,9 @@ type HAPrometheus struct {
 	ExternalLabels map[string]string
 	// QueryArgs are appended to Thanos Query's command line (e.g. tenancy).
 	QueryArgs []string
+	// URLQuery is the query string of the adapter's --prometheus-url, e.g.
+	// "partial_response=true" so that a lost replica fails no request.
+	URLQuery string
 }
 
 // startHAPrometheus starts the replicas, sidecars and Thanos Query in
@@ -82,6 +85,9 @@ func (c *Cluster) prometheusURL() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ha != nil {
+		if q := c.opts.HAPrometheus.URLQuery; q != "" {
+			return c.ha.QueryURL() + "/?" + q
+		}
 		return c.ha.QueryURL()
 	}
 	return c.prom.URL()

@@ -13,9 +13,6 @@ import (
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/restmapper"
 	cmv1beta1 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta1"
 	"k8s.io/metrics/pkg/client/custom_metrics"
 	"k8s.io/metrics/pkg/client/external_metrics"
@@ -49,17 +46,11 @@ func eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 // metrics clients, both going through kube-apiserver as the admin user.
 func clients(t *testing.T) (custom_metrics.CustomMetricsClient, external_metrics.ExternalMetricsClient) {
 	t.Helper()
-	cfg := env().RESTConfig()
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	cm, em, err := env().MetricsClients()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	ext, err := external_metrics.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return custom_metrics.NewForConfig(cfg, mapper, custom_metrics.NewAvailableAPIsGetter(dc)), ext
+	return cm, em
 }
 
 // promValue evaluates query directly against Prometheus at ts and returns the
