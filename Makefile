@@ -69,7 +69,7 @@ demo:
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter
 test-e2e:
-	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m ./test/cluster/... ./test/thanostest/... ./test/e2e/...
+	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 35m ./test/cluster/... ./test/thanostest/... ./test/e2e/...
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen
