@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/metricsstub/... ./test/benchcluster/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
 
 all: build
 
@@ -56,6 +56,17 @@ bench-zero-reaction:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags reaction -count=1 -timeout 30m -v -run '^TestReactionFromZero$$' ./test/e2e/ | tee _output/bench/zero-reaction-$$(date -u +%Y%m%dT%H%M%SZ).txt
 
+## bench-failover: leader failover of ebbflow-autoscaler on the local cluster: SIGKILL of the leader mid-ramp, EBBFLOW_FAILOVERS times (default 10); p50/max takeover; log in _output/bench/ (see docs/benchmarks.md)
+bench-failover:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags failover -count=1 -timeout 60m -v -run '^TestFailoverBench$$' ./test/e2e/ | tee _output/bench/failover-$$(date -u +%Y%m%dT%H%M%SZ).txt
+
+## soak: ebbflow-adapter under 200 requests/s through kube-apiserver with rule reloads and a Prometheus restart, SOAK_DURATION (default 5m; make test runs 30s); report in _output/bench/ (see docs/benchmarks.md)
+SOAK_DURATION ?= 5m
+soak:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && EBBFLOW_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 2h -v -run '^TestAdapterSoak$$' ./test/e2e/ | tee _output/bench/soak-$$(date -u +%Y%m%dT%H%M%SZ).txt
+
 ## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
 DEMO_FLAGS ?=
 demo:
@@ -63,7 +74,7 @@ demo:
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter
 test-e2e:
-	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 20m ./test/cluster/... ./test/thanostest/... ./test/e2e/...
+	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 35m ./test/cluster/... ./test/thanostest/... ./test/e2e/...
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen

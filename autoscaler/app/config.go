@@ -59,7 +59,7 @@ func (o *Options) Config() (*Config, error) {
 	utilruntime.Must(ebbflowscheme.AddToScheme(scheme))
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Config{Options: *o, Rest: restConfig, Kube: kube, Ebbflow: ebbflow, Scheme: scheme, Registry: registry}, nil
+	return &Config{Options: *o, Rest: restConfig, Kube: kube, Ebbflow: ebbflow, Scheme: scheme, Registry: registry, Identity: o.Identity}, nil
 }
 
 type completedConfig struct {

@@ -69,8 +69,8 @@ func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.D
 }
 
 // runController wires informers, clients and the controller and runs it
-// until ctx ends.
-func (c CompletedConfig) runController(ctx context.Context) error {
+// until ctx ends. fence is nil without leader election.
+func (c CompletedConfig) runController(ctx context.Context, fence controller.LeaseFence) error {
 	if err := c.checkCRD(); err != nil {
 		return err
 	}
@@ -119,8 +119,9 @@ func (c CompletedConfig) runController(ctx context.Context) error {
 		Mapper:      mapper,
 		Metrics:     mc,
 		Pods:        pods.Informer(),
-		Recorder:    broadcaster.NewRecorder(c.Scheme, corev1.EventSource{Component: "ebbflow-autoscaler"}),
+		Recorder:    broadcaster.NewRecorder(c.Scheme, corev1.EventSource{Component: "ebbflow-autoscaler", Host: c.Identity}),
 		SelfMetrics: self,
+		Lease:       fence,
 	}, backends...)
 	if err != nil {
 		return err

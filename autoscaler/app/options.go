@@ -61,8 +61,12 @@ type Options struct {
 	MetricsDedupWindow time.Duration
 
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
-	HealthAddr     string
-	Logs           *logsapi.LoggingConfiguration
+	// Identity names this replica in the Lease and in the events it records
+	// (their reportingInstance); empty means the host name and a unique
+	// suffix.
+	Identity   string
+	HealthAddr string
+	Logs       *logsapi.LoggingConfiguration
 }
 
 // DefaultWorkers is the default of --concurrent-horizontal-pod-autoscaler-syncs:
@@ -121,6 +125,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads; negative (the default) means a third of the sync period. Must be shorter than the sync period.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /metrics.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
+	fs.StringVar(&o.Identity, "leader-elect-identity", o.Identity, "Name of this replica in the leader election Lease (holderIdentity) and in its events (reportingInstance); empty means the host name (the pod name) and a unique suffix. Must differ between replicas.")
 	logsapi.AddFlags(o.Logs, fs)
 }
 
@@ -154,6 +159,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.LeaderElection.LeaderElect && o.LeaderElection.ResourceLock != "leases" {
 		errs = append(errs, errors.New("--leader-elect-resource-lock must be leases"))
+	}
+	if len(o.Identity) > 128 {
+		errs = append(errs, errors.New("--leader-elect-identity must be at most 128 characters"))
 	}
 	if o.HealthAddr == "" {
 		errs = append(errs, errors.New("--health-addr is required"))

@@ -43,7 +43,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 	}()
 	if !c.Options.LeaderElection.LeaderElect {
-		err = c.runController(ctx)
+		err = c.runController(ctx, nil)
 	} else {
 		err = c.runElected(ctx, watchdog)
 	}
@@ -70,11 +70,11 @@ func (c CompletedConfig) healthMux(watchdog *leaderelection.HealthzAdaptor) *htt
 func (c CompletedConfig) runElected(ctx context.Context, watchdog *leaderelection.HealthzAdaptor) error {
 	logger := klog.FromContext(ctx)
 	le := c.Options.LeaderElection
-	lock := &resourcelock.LeaseLock{
+	lock := newLeaseGuard(&resourcelock.LeaseLock{
 		LeaseMeta:  metaFor(le.ResourceNamespace, le.ResourceName),
 		Client:     c.Kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.Identity},
-	}
+	}, le.RenewDeadline.Duration)
 	// The elector stops when ctx ends or when the controller returns by
 	// itself (an error): then the lease is released.
 	electCtx, stop := context.WithCancel(ctx)
@@ -93,7 +93,7 @@ func (c CompletedConfig) runElected(ctx context.Context, watchdog *leaderelectio
 			OnStartedLeading: func(ctx context.Context) {
 				started.Store(true)
 				logger.Info("Became leader", "identity", c.Identity)
-				done <- c.runController(ctx)
+				done <- c.runController(ctx, lock)
 				stop()
 			},
 			OnStoppedLeading: func() { logger.Info("Stopped leading", "identity", c.Identity) },

@@ -57,6 +57,7 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		ProportionalStatus:    proportionalStatusOf(a.Status.CurrentMetrics),
 		LastDecision:          a.Status.LastDecision,
 		LastDecisionSignature: record.Signature(a.Status.LastDecision),
+		ScaleEvents:           a.Status.ScaleEvents,
 		Source:                a,
 	}, nil
 }
@@ -67,6 +68,7 @@ func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (stri
 	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
 	a.Status.CurrentMetrics = withProportional(a.Status.CurrentMetrics, obj.ProportionalStatus)
 	a.Status.LastDecision = obj.LastDecision.DeepCopy()
+	a.Status.ScaleEvents = obj.ScaleEvents
 	updated, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
 	if err != nil {
 		return "", err
@@ -80,6 +82,11 @@ func (b *AutoscalerBackend) DecisionInStatus() bool { return true }
 // WriteDecision implements Backend; Autoscalers keep the record in status.
 func (b *AutoscalerBackend) WriteDecision(context.Context, *Object, *v1alpha1.DecisionRecord) (string, error) {
 	return "", errors.New("the decision record of an Autoscaler is written with its status")
+}
+
+// WriteScaleEvents implements Backend; Autoscalers keep them in status.
+func (b *AutoscalerBackend) WriteScaleEvents(context.Context, *Object, string) (string, error) {
+	return "", errors.New("the scale events of an Autoscaler are written with its status")
 }
 
 // proportionalOf returns the ClusterProportional metrics with their index.

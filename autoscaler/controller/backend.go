@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,11 @@ type Object struct {
 	// LastDecisionSignature is record.Signature of the stored record, ""
 	// when none (or when it could not be read).
 	LastDecisionSignature string
+	// ScaleEvents are the stored rescales (behavior.EncodeEvents): read by
+	// Get, written by UpdateStatus where they are part of the status
+	// (DecisionInStatus), else by WriteScaleEvents
+	// (v1alpha1.ScaleEventsAnnotation).
+	ScaleEvents string
 	// Warnings are problems with the object's settings that do not stop its
 	// evaluation (for example an invalid annotation value); each becomes a
 	// Warning event.
@@ -68,10 +74,25 @@ type Backend interface {
 	// DecisionInStatus) through the status subresource and returns the
 	// object's new resource version.
 	UpdateStatus(ctx context.Context, obj *Object) (string, error)
-	// DecisionInStatus is true when the decision record is part of the status
-	// (written by UpdateStatus), false when WriteDecision stores it.
+	// DecisionInStatus is true when the decision record and the scale
+	// events are part of the status (written by UpdateStatus), false when
+	// WriteDecision and WriteScaleEvents store them.
 	DecisionInStatus() bool
 	// WriteDecision stores rec apart from the status and returns the object's
 	// new resource version (only called when DecisionInStatus is false).
 	WriteDecision(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord) (string, error)
+	// WriteScaleEvents sets v1alpha1.ScaleEventsAnnotation to value (removes
+	// it when value is "") and returns the object's new resource version
+	// (only called when DecisionInStatus is false).
+	WriteScaleEvents(ctx context.Context, obj *Object, value string) (string, error)
+}
+
+// annotationPatch is a merge patch setting (or, for "", removing) one
+// annotation.
+func annotationPatch(key, value string) ([]byte, error) {
+	var v any = value
+	if value == "" {
+		v = nil
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
 }

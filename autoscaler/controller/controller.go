@@ -62,6 +62,16 @@ type Deps struct {
 	// ProportionalTransform.
 	Nodes      cache.SharedIndexInformer
 	ConfigMaps cache.SharedIndexInformer
+	// Lease bounds every evaluation under leader election (optional: nil
+	// without leader election).
+	Lease LeaseFence
+}
+
+// LeaseFence tells until when this replica's writes are sure to reach the API
+// server before any other replica can hold the leader election Lease.
+type LeaseFence interface {
+	// ValidUntil is that time; the zero time when the Lease is not held.
+	ValidUntil() time.Time
 }
 
 // Controller reconciles the objects of its backends.
@@ -161,7 +171,18 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if due, ok := c.due.take(key); ok {
 		c.deps.SelfMetrics.observeLag(c.deps.Clock.Since(due))
 	}
-	deleted, err := c.sync(ctx, key)
+	fenced, cancel, held := c.fence(ctx)
+	defer cancel()
+	if !held {
+		// The Lease was not renewed in time (this replica was frozen or cut
+		// off): evaluate nothing, the elector is about to stop the workers.
+		c.deps.SelfMetrics.fenced()
+		klog.FromContext(ctx).V(2).Info("Skipped an evaluation: the leader election Lease is not known to be held", "key", key)
+		c.queue.Forget(key)
+		c.enqueueAfter(key, c.cfg.SyncPeriod)
+		return true
+	}
+	deleted, err := c.sync(fenced, key)
 	if err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Reconcile failed", "key", key)
 	}
@@ -170,6 +191,22 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.enqueueAfter(key, c.cfg.SyncPeriod)
 	}
 	return true
+}
+
+// fence bounds one evaluation by the Lease: its reads and writes carry a
+// deadline at which the Lease may pass to another replica, so a write that
+// would arrive after that is never sent. held is false when that time has
+// already passed.
+func (c *Controller) fence(ctx context.Context) (context.Context, context.CancelFunc, bool) {
+	if c.deps.Lease == nil {
+		return ctx, func() {}, true
+	}
+	until := c.deps.Lease.ValidUntil()
+	if until.IsZero() || !time.Now().Before(until) {
+		return ctx, func() {}, false
+	}
+	fenced, cancel := context.WithDeadline(ctx, until)
+	return fenced, cancel, true
 }
 
 // enqueueAfter adds key to the queue after d, remembering when it is due.

@@ -101,11 +101,15 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 		c: c, b: b, key: key, obj: obj,
 		original: obj.Status.DeepCopy(),
 		target:   fmt.Sprintf("%s/%s/%s", ref.Kind, obj.Namespace, ref.Name),
-		hist:     c.state.get(key),
 		now:      c.deps.Clock.Now(),
 	}
+	var fresh bool
+	ev.hist, fresh = c.state.get(key)
 	for _, w := range obj.Warnings {
 		ev.warn("InvalidAnnotation", w)
+	}
+	if fresh {
+		ev.restoreScaleEvents()
 	}
 	obs := ev.observe(ctx)
 	if obs.scaleErr != nil {

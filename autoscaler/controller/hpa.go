@@ -72,6 +72,7 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 	}
 	obj.Extensions, obj.Warnings = extensionsFromAnnotations(hpa.Annotations)
 	obj.LastDecisionSignature = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
+	obj.ScaleEvents = hpa.Annotations[v1alpha1.ScaleEventsAnnotation]
 	return obj, nil
 }
 
@@ -131,6 +132,19 @@ func (b *HPABackend) UpdateStatus(ctx context.Context, obj *Object) (string, err
 
 // DecisionInStatus implements Backend: HPAs keep the record in an annotation.
 func (b *HPABackend) DecisionInStatus() bool { return false }
+
+// WriteScaleEvents implements Backend with a merge patch of the annotation.
+func (b *HPABackend) WriteScaleEvents(ctx context.Context, obj *Object, value string) (string, error) {
+	patch, err := annotationPatch(v1alpha1.ScaleEventsAnnotation, value)
+	if err != nil {
+		return "", err
+	}
+	updated, err := b.client.HorizontalPodAutoscalers(obj.Namespace).Patch(ctx, obj.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return "", err
+	}
+	return updated.ResourceVersion, nil
+}
 
 // WriteDecision implements Backend with a merge patch of the annotation (no
 // resource version precondition: it touches nothing else).

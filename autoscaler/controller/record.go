@@ -69,7 +69,8 @@ func (ev *evaluation) record(ctx context.Context, out outcome) error {
 	for _, e := range ev.events {
 		ev.c.deps.Recorder.Event(ev.obj.Source, e.eventType, e.reason, e.message)
 	}
-	err := ev.write(ctx, in, &outline)
+	eventsChanged := ev.stageScaleEvents(out.scaled)
+	err := ev.write(ctx, in, &outline, eventsChanged)
 	ev.count(out, &outline)
 	klog.FromContext(ctx).V(2).Info("Evaluated", "outcome", outline.Outcome, "currentReplicas", outline.CurrentReplicas,
 		"desiredReplicas", outline.DesiredReplicas, "winningMetric", outline.WinningMetric, "steps", stageNames(&outline),
@@ -137,11 +138,11 @@ func (ev *evaluation) setStatus(current, desired int32, statuses []autoscalingv2
 //
 // The whole record is built only when it is written; the comparison reads
 // its outline.
-func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alpha1.DecisionRecord) error {
+func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alpha1.DecisionRecord, eventsChanged bool) error {
 	statusChanged := !apiequality.Semantic.DeepEqual(ev.original, &ev.obj.Status) || ev.proportionalChanged
 	recordChanged := record.Signature(outline) != ev.obj.LastDecisionSignature
 	if ev.b.DecisionInStatus() {
-		if !statusChanged && !recordChanged {
+		if !statusChanged && !recordChanged && !eventsChanged {
 			return nil
 		}
 		rec := record.Build(in)
@@ -160,6 +161,9 @@ func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alp
 		}
 		ev.c.writes.wrote(ev.key, rv)
 		ev.c.deps.SelfMetrics.apiWrite("decision")
+	}
+	if eventsChanged && err == nil {
+		err = ev.writeScaleEvents(ctx)
 	}
 	return err
 }

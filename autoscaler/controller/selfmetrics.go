@@ -16,6 +16,7 @@ type SelfMetrics struct {
 	writes            *prometheus.CounterVec
 	fallbacks         *prometheus.GaugeVec
 	inFlight          prometheus.Gauge
+	fencedEvals       prometheus.Counter
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -51,20 +52,25 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "api_writes_total",
-			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs).",
+			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs), scale-events (the scale-events annotation of drop-in HPAs with a behavior).",
 		}, []string{"kind"}),
 		fallbacks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "fallback_active",
 			Help:      "1 while an autoscaler's fallback applies (a metric failed or stale for fallback.after), else 0; by kind, namespace and name.",
 		}, []string{"kind", "namespace", "name"}),
+		fencedEvals: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "fenced_evaluations_total",
+			Help:      "Evaluations skipped because the leader election Lease was not renewed recently enough to be sure it is still held (a frozen or partitioned leader).",
+		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "metric_reads_in_flight",
 			Help:      "Metric reads in flight over all workers (bounded by --max-concurrent-metric-reads).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.inFlight} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.fencedEvals, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -125,6 +131,13 @@ func (m *SelfMetrics) apiWrite(kind string) {
 		return
 	}
 	m.writes.WithLabelValues(kind).Inc()
+}
+
+func (m *SelfMetrics) fenced() {
+	if m == nil {
+		return
+	}
+	m.fencedEvals.Inc()
 }
 
 // fallback sets the fallback gauge of the object behind key.

@@ -28,8 +28,9 @@ func newStateStore() *stateStore {
 	return &stateStore{m: map[string]*history{}}
 }
 
-// get returns the history of key, creating an empty one.
-func (s *stateStore) get(key string) *history {
+// get returns the history of key, creating an empty one; fresh is true when
+// it did (the first evaluation of key by this process).
+func (s *stateStore) get(key string) (h *history, fresh bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.m[key]
@@ -37,7 +38,7 @@ func (s *stateStore) get(key string) *history {
 		h = &history{}
 		s.m[key] = h
 	}
-	return h
+	return h, !ok
 }
 
 // peek returns the history of key without creating it.

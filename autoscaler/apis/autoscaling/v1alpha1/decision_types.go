@@ -22,6 +22,15 @@ const (
 // rewritten only when the outcome of an evaluation changes.
 const LastDecisionAnnotation = "autoscaling.ebbflow.dev/last-decision"
 
+// ScaleEventsAnnotation holds the rescales the behavior's rate policies still
+// count (per direction, [change, unix milliseconds] pairs), written by
+// ebbflow-autoscaler after each rescale of a drop-in HPA with a behavior
+// (Autoscalers keep them in status.scaleEvents). A replica that takes over the leader election reads it, so a
+// failover does not forget a recent rescale and let the policies allow a
+// second step within their period. It is bounded (32 events per direction,
+// 4 KiB); an invalid value is reported with a Warning event and ignored.
+const ScaleEventsAnnotation = "autoscaling.ebbflow.dev/scale-events"
+
 // PausedAnnotation and DryRunAnnotation switch pause and dry-run on for a
 // HorizontalPodAutoscaler in drop-in mode ("true" or "false"; any other
 // value is reported with a Warning event and read as "false").

@@ -172,6 +172,15 @@ type AutoscalerStatus struct {
 	// `ebbflow explain`.
 	// +optional
 	LastDecision *DecisionRecord `json:"lastDecision,omitempty"`
+
+	// scaleEvents are the rescales the behavior's rate policies still count,
+	// as compact JSON (per direction, [change, unix milliseconds] pairs; at
+	// most 32 each). A replica that takes over the leader election reads
+	// them, so a failover does not let the policies allow a second step
+	// within their period.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	ScaleEvents string `json:"scaleEvents,omitempty"`
 }
 
 // AutoscalerList is a list of Autoscalers.
