@@ -298,7 +298,7 @@ func adapterGauge(ctx context.Context, name string) (float64, error) {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+`{backend="default"} `); ok {
 			return strconv.ParseFloat(strings.TrimSpace(v), 64)
 		}
 	}
