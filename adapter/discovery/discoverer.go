@@ -70,6 +70,8 @@ type Discoverer struct {
 	lastTryBytes int
 	limiter      *rate.Limiter
 	onDemandSF   singleflight.Group
+	lastFailed   map[string]time.Time // by backend: start of its last failed relist (see carryOver)
+	regGen       uint64               // rulesGen of the last relist stored
 }
 
 type addition struct {
@@ -170,11 +172,17 @@ func (d *Discoverer) Relist(ctx context.Context) error {
 		d.metrics.observeRelist(backendLabel(b.name), r.elapsed, r.err)
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("backend %q: %w", backendLabel(b.name), r.err))
+			d.relistFailed(b.name, start)
 			parts = append(parts, current.only(b.name))
 			continue
 		}
 		d.metrics.setSeries(backendLabel(b.name), r.reg.series)
-		parts = append(parts, r.reg)
+		reg, carried := d.carryOver(b.name, r.reg, current, start, d.regGen == gen)
+		d.metrics.setCarried(backendLabel(b.name), carried)
+		if carried > 0 {
+			klog.FromContext(ctx).Info("Kept metrics this relist did not list: the backend failed within the max age", "backend", backendLabel(b.name), "kept", carried)
+		}
+		parts = append(parts, reg)
 	}
 	if len(backends) > 0 && len(errs) == len(backends) {
 		return fmt.Errorf("relist: %w", errors.Join(errs...))
@@ -189,6 +197,7 @@ func (d *Discoverer) Relist(ctx context.Context) error {
 	}
 	d.additions = kept
 	d.reg.Store(reg)
+	d.regGen = gen
 	d.synced.Store(true)
 	d.metrics.setRegistry(reg)
 	klog.FromContext(ctx).V(2).Info("Discovered metrics", "series", reg.series, "custom", len(reg.custom), "external", len(reg.external), "backends", len(backends), "duration", elapsed)

@@ -13,6 +13,7 @@ type metrics struct {
 	entries     *prometheus.GaugeVec
 	onDemand    *prometheus.CounterVec
 	limited     *prometheus.CounterVec
+	carried     *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -43,8 +44,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Namespace: ns, Subsystem: sub, Name: "limit_exceeded_total",
 			Help: "Discoveries that failed because Prometheus listed more than a cap allows, by backend and cap (series).",
 		}, []string{"backend", "limit"}),
+		carried: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "carried_over_entries",
+			Help: "Registry entries kept by the last relist although it did not list their series, because the backend failed within the max age, by backend.",
+		}, []string{"backend"}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand, m.limited} {
+	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand, m.limited, m.carried} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -64,6 +69,10 @@ func (m *metrics) observeRelist(backend string, d time.Duration, err error) {
 
 func (m *metrics) setSeries(backend string, n int) {
 	m.series.WithLabelValues(backend).Set(float64(n))
+}
+
+func (m *metrics) setCarried(backend string, n int) {
+	m.carried.WithLabelValues(backend).Set(float64(n))
 }
 
 func (m *metrics) setRegistry(r *Registry) {

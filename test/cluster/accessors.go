@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -128,3 +129,7 @@ func (c *Cluster) Stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// AdapterRelistInterval returns the adapter's --metrics-relist-interval (its
+// --metrics-max-age too: the adapter's default).
+func (c *Cluster) AdapterRelistInterval() time.Duration { return c.opts.AdapterRelistInterval }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,6 +64,10 @@ func TestFaults(t *testing.T) {
 		queue.set(0)
 		holdDuringOutage(t, ns, "worker", 3, "FailedGetExternalMetric")
 		ensurePrometheus(t)
+		// The outage outlasted the max age, so the first relists after it list
+		// no series until Prometheus scrapes again; the adapter keeps serving
+		// the metrics it had (a metric gone from discovery is a 404 to HPAs).
+		stayDiscovered(t, env().AdapterRelistInterval()+5*time.Second)
 		waitReplicas(t, ns, "worker", scaleDownTimeout, "back to 1", func(r int32) bool { return r == 1 })
 		waitCondition(t, ns, "worker", autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound")
 	})
@@ -88,25 +93,43 @@ func TestFaults(t *testing.T) {
 		waitReplicas(t, ns, "worker", scaleUpTimeout, "3", func(r int32) bool { return r == 3 })
 		waitCondition(t, ns, "worker", autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound")
 		// Every metric of the old rules is still discovered, including those
-		// the invalid file does not mention. Within one relist: the first
-		// relist after the Prometheus restart of the previous subtest can
-		// find no series younger than the max age (none scraped yet) and
-		// serve nothing until the next one.
-		for gv, want := range map[string][]string{
-			"custom.metrics.k8s.io/v1beta2":   customResources(),
-			"external.metrics.k8s.io/v1beta1": {QueueGauge},
-		} {
-			eventually(t, 30*time.Second, gv+" after the rejected rules", func() error {
-				got, err := discovered(gv)
-				for _, name := range want {
-					if err != nil || !slices.Contains(got, name) {
-						return fmt.Errorf("%s missing (err %v, have %v)", name, err, got)
-					}
-				}
-				return nil
-			})
+		// the invalid file does not mention.
+		if err := missingMetrics(); err != nil {
+			t.Errorf("after the rejected rules: %v", err)
 		}
 	})
+}
+
+// missingMetrics lists the rules' metrics that discovery does not list.
+func missingMetrics() error {
+	var errs []error
+	for gv, want := range map[string][]string{
+		"custom.metrics.k8s.io/v1beta2":   customResources(),
+		"external.metrics.k8s.io/v1beta1": {QueueGauge},
+	} {
+		got, err := discovered(gv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", gv, err))
+			continue
+		}
+		for _, name := range want {
+			if !slices.Contains(got, name) {
+				errs = append(errs, fmt.Errorf("%s: %s missing (have %v)", gv, name, got))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stayDiscovered checks every second for d that every metric of the rules stays
+// discovered.
+func stayDiscovered(t *testing.T, d time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Second) {
+		if err := missingMetrics(); err != nil {
+			t.Fatalf("metrics dropped from discovery after the outage: %v\n%s", err, env().LogTail(cluster.Adapter, 20))
+		}
+	}
 }
 
 // holdDuringOutage checks, every second, that the Deployment keeps want
