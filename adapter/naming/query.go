@@ -66,26 +66,14 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (string, error
 	if err := set.addRequirements(reqs); err != nil {
 		return "", err
 	}
-	if req.Namespace != "" && req.Resource != namespacesGR {
-		nsLabel, err := r.res.labelFor(namespacesGR)
-		if err != nil {
-			return "", err
-		}
-		set.add(matcher{name: nsLabel, op: "=", value: req.Namespace}, req.Namespace)
+	namespace := req.Namespace
+	if req.Resource == namespacesGR {
+		namespace = "" // the object matcher names the namespace
 	}
-	resLabel, err := r.res.labelFor(req.Resource)
+	resLabel, err := r.res.addObjectMatchers(set, namespace, req.Resource, req.Names)
 	if err != nil {
 		return "", err
 	}
-	m, err := resourceMatcher(resLabel, req.Names)
-	if err != nil {
-		return "", err
-	}
-	raw := strings.Join(req.Names, "|")
-	if len(req.Names) == 0 {
-		raw = anyName
-	}
-	set.add(m, raw)
 	return r.render(queryArgs{
 		Series:            req.Series,
 		LabelMatchers:     strings.Join(set.exprs, ","),

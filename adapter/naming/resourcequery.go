@@ -131,26 +131,10 @@ type ResourceRequest struct {
 // label names.
 func (q *ResourceQuery) Render(req ResourceRequest) (string, error) {
 	set := newMatcherSet()
-	if req.Namespace != "" {
-		nsLabel, err := q.res.labelFor(namespacesGR)
-		if err != nil {
-			return "", err
-		}
-		set.add(matcher{name: nsLabel, op: "=", value: req.Namespace}, req.Namespace)
-	}
-	resLabel, err := q.res.labelFor(req.Resource)
+	resLabel, err := q.res.addObjectMatchers(set, req.Namespace, req.Resource, req.Names)
 	if err != nil {
 		return "", err
 	}
-	m, err := resourceMatcher(resLabel, req.Names)
-	if err != nil {
-		return "", err
-	}
-	raw := strings.Join(req.Names, "|")
-	if len(req.Names) == 0 {
-		raw = anyName
-	}
-	set.add(m, raw)
 	groupBy := make([]string, 0, 1+len(req.ExtraGroupBy))
 	groupBy = append(groupBy, resLabel)
 	for _, l := range req.ExtraGroupBy {

@@ -264,3 +264,31 @@ func normalize(mapper meta.RESTMapper, gr schema.GroupResource) (schema.GroupRes
 	}
 	return preferred.GroupResource(), nil
 }
+
+// addObjectMatchers adds to set the matchers that select objects of resource:
+// namespace="NS" on the namespaces label when namespace is not "", then the
+// resource label's matcher for names (every object when names is empty). It
+// returns the resource label.
+func (m *resourceMap) addObjectMatchers(set *matcherSet, namespace string, resource schema.GroupResource, names []string) (string, error) {
+	if namespace != "" {
+		nsLabel, err := m.labelFor(namespacesGR)
+		if err != nil {
+			return "", err
+		}
+		set.add(matcher{name: nsLabel, op: "=", value: namespace}, namespace)
+	}
+	resLabel, err := m.labelFor(resource)
+	if err != nil {
+		return "", err
+	}
+	rm, err := resourceMatcher(resLabel, names)
+	if err != nil {
+		return "", err
+	}
+	raw := strings.Join(names, "|")
+	if len(names) == 0 {
+		raw = anyName
+	}
+	set.add(rm, raw)
+	return resLabel, nil
+}
