@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // Autoscaler is the component name of ebbflow-autoscaler for LogTail.
@@ -108,7 +110,7 @@ func (c *Cluster) StartAutoscaler(ctx context.Context, opts AutoscalerOptions) e
 		return err
 	}
 	if c.autoscalerPort == 0 {
-		ps, err := freePorts(1)
+		ps, err := proc.FreePorts(1)
 		if err != nil {
 			return err
 		}

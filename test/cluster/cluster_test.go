@@ -187,21 +187,3 @@ func TestPrepareDir(t *testing.T) {
 		t.Errorf("foreign directory touched: %v", err)
 	}
 }
-
-func TestFreePortsOutsideEphemeralRange(t *testing.T) {
-	ps, err := freePorts(20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[int]bool{}
-	low, haveRange := ephemeralLow()
-	for _, p := range ps {
-		if seen[p] {
-			t.Errorf("port %d returned twice", p)
-		}
-		seen[p] = true
-		if haveRange && (p < portRangeLow || p >= low) {
-			t.Errorf("port %d outside [%d, %d)", p, portRangeLow, low)
-		}
-	}
-}

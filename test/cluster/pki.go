@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // Names fixed by the aggregation setup.
@@ -42,7 +44,7 @@ type pki struct {
 // generatePKI creates the CAs, certificates, service account keys and the
 // admin, controller-manager and adapter kubeconfigs.
 func (c *Cluster) generatePKI(_ context.Context) error {
-	ps, err := freePorts(5)
+	ps, err := proc.FreePorts(5)
 	if err != nil {
 		return err
 	}

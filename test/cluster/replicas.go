@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // LeaderElection are the leader election settings of AutoscalerReplicas.
@@ -86,7 +88,7 @@ func (c *Cluster) StartAutoscalerReplica(ctx context.Context, identity string, l
 	}); err != nil {
 		return nil, err
 	}
-	ps, err := freePorts(1)
+	ps, err := proc.FreePorts(1)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	cmv1beta1 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta1"
 	"k8s.io/metrics/pkg/client/custom_metrics"
 	"k8s.io/metrics/pkg/client/external_metrics"
+
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 // Group kinds of the objects metrics describe.
@@ -24,23 +26,6 @@ var (
 	serviceKind   = schema.GroupKind{Kind: "Service"}
 	namespaceKind = schema.GroupKind{Kind: "Namespace"}
 )
-
-// eventually calls fn until it returns nil or timeout passes, then fails the
-// test with fn's last error.
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
 
 // clients returns the custom (preferred version, v1beta2) and external
 // metrics clients, both going through kube-apiserver as the admin user.
@@ -93,7 +78,7 @@ func waitDiscovered(t *testing.T) {
 		"external.metrics.k8s.io/v1beta1": {QueueGauge},
 	}
 	for gv, names := range want {
-		eventually(t, 90*time.Second, "discovery of "+gv, func() error {
+		poll.Until(t, 90*time.Second, "discovery of "+gv, func() error {
 			got, err := discovered(gv)
 			if err != nil {
 				return err
@@ -152,7 +137,7 @@ func TestPodMetricsEqualPromQL(t *testing.T) {
 	pods := cm.NamespacedMetrics(fixtureNamespace)
 
 	var list []podValue
-	eventually(t, 30*time.Second, "pods/* "+InflightGauge, func() error {
+	poll.Until(t, 30*time.Second, "pods/* "+InflightGauge, func() error {
 		l, err := pods.GetForObjects(podKind, labels.Everything(), InflightGauge, labels.Everything())
 		if err != nil {
 			return err
@@ -222,7 +207,7 @@ func TestV1beta1PodMetrics(t *testing.T) {
 	waitDiscovered(t)
 	path := fmt.Sprintf("/apis/custom.metrics.k8s.io/v1beta1/namespaces/%s/pods/*/%s", fixtureNamespace, InflightGauge)
 	var list cmv1beta1.MetricValueList
-	eventually(t, 30*time.Second, "v1beta1 pods/*", func() error {
+	poll.Until(t, 30*time.Second, "v1beta1 pods/*", func() error {
 		raw, err := env().Client().Discovery().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
 		if err != nil {
 			return err
@@ -290,7 +275,7 @@ func TestRateMetricsMatchPromQL(t *testing.T) {
 	cm, _ := clients(t)
 	const tolerance = 0.03
 	// rate(...[1m]) reaches the produced rate once a minute of samples exists.
-	eventually(t, 2*time.Minute, "web-2 rate near the produced 6/s", func() error {
+	poll.Until(t, 2*time.Minute, "web-2 rate near the produced 6/s", func() error {
 		v, err := cm.NamespacedMetrics(fixtureNamespace).GetForObject(podKind, "web-2", RequestsMetric, labels.Everything())
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ebbflow/ebbflow/test/exporter"
+	"github.com/ebbflow/ebbflow/test/poll"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
@@ -131,7 +132,7 @@ func TestSeveralPrometheusBackends(t *testing.T) {
 	}
 	expect := func(what string, get func() (float64, error), want float64) {
 		t.Helper()
-		eventually(t, 90*time.Second, what, func() error {
+		poll.Until(t, 90*time.Second, what, func() error {
 			got, err := get()
 			if err != nil {
 				return err
@@ -152,7 +153,7 @@ func TestSeveralPrometheusBackends(t *testing.T) {
 
 	// The team Prometheus goes down.
 	team.Stop()
-	eventually(t, 60*time.Second, "team metric fails with the generic 500", func() error {
+	poll.Until(t, 60*time.Second, "team metric fails with the generic 500", func() error {
 		_, err := teamQueue()
 		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "unable to fetch metrics") {
 			return fmt.Errorf("err = %v, want 500 unable to fetch metrics", err)
@@ -167,7 +168,7 @@ func TestSeveralPrometheusBackends(t *testing.T) {
 	}
 	expect("default backend metric while team is down", defaultQueue, fixtureQueues()["e2e-orders"])
 	// A failed relist of the team backend keeps its metrics discovered.
-	eventually(t, 60*time.Second, "a failed team relist", func() error {
+	poll.Until(t, 60*time.Second, "a failed team relist", func() error {
 		if adapterMetric(t, `ebbflow_adapter_discovery_duration_seconds_count{backend="team",outcome="error"}`) == "" {
 			return fmt.Errorf("no failed team relist counted yet")
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 // TestNaNValuesThroughAPIServer: a 0/0 ratio is NaN in Prometheus. Through
@@ -36,7 +38,7 @@ func TestNaNValuesThroughAPIServer(t *testing.T) {
 	}
 	expect := func(metric, what string, want []float64) {
 		t.Helper()
-		eventually(t, 90*time.Second, metric+" "+what, func() error {
+		poll.Until(t, 90*time.Second, metric+" "+what, func() error {
 			got, err := values(metric)
 			if err != nil {
 				return err

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 // get sends GET path?query through kube-apiserver with client and returns
@@ -100,7 +102,7 @@ func TestRBACForbidsUnboundUser(t *testing.T) {
 		_ = rbac.Roles(fixtureNamespace).Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 	})
 	bob := userClient(t, "e2e-bob")
-	eventually(t, 30*time.Second, "bound user reads metrics", func() error {
+	poll.Until(t, 30*time.Second, "bound user reads metrics", func() error {
 		if code, body := get(t, bob, inflightPath(), nil); code != http.StatusOK {
 			return fmt.Errorf("%d %s", code, body)
 		}

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 // soakPods is the number of pods the `*` requests cover.
@@ -186,7 +188,7 @@ func createSoakPods(t *testing.T, ns string) {
 // waitStar waits until the `*` request answers a value for every pod.
 func waitStar(t *testing.T, path string) {
 	t.Helper()
-	eventually(t, 2*time.Minute, "1,000 pod values", func() error {
+	poll.Until(t, 2*time.Minute, "1,000 pod values", func() error {
 		body, err := env().Client().CoreV1().RESTClient().Get().AbsPath(path).DoRaw(context.Background())
 		if err != nil {
 			return err

@@ -38,17 +38,6 @@ func findBinary(explicit string) (string, error) {
 	return "", ErrNotInstalled
 }
 
-// freePort returns a loopback port that was free a moment ago. The caller
-// handles the race of someone else taking it by retrying.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // args returns the Prometheus command line for the server's files and port.
 func (s *Server) args() []string {
 	args := []string{

@@ -177,7 +177,7 @@ func (s *Server) startFresh(ctx context.Context) error {
 	}
 	var lastErr error
 	for range startAttempts {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return err
 		}

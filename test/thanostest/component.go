@@ -67,11 +67,11 @@ func startComponent(ctx context.Context, bin, name, dir string, args func(grpc, 
 // launch picks the ports and starts the process, its output appended to
 // <dir>/<name>.log.
 func launch(bin, name, dir string, args func(grpc, http string) []string) (*component, error) {
-	grpcPort, err := freePort()
+	grpcPort, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	httpPort, err := freePort()
+	httpPort, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -177,14 +177,4 @@ func waitUntil(ctx context.Context, what string, c *component, cond func(context
 		case <-t.C:
 		}
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/metrics/pkg/client/custom_metrics"
 	"k8s.io/metrics/pkg/client/external_metrics"
+
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 var podKind = schema.GroupKind{Kind: "Pod"}
@@ -108,22 +110,6 @@ func equalValues(got, want map[string]float64) bool {
 	return true
 }
 
-// eventually retries fn every 500ms until it succeeds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
 // restartAdapter restarts the adapter with args appended to its command line
 // instead of the base ones, and restores the base ones when the test ends.
 func restartAdapter(t *testing.T, args ...string) {
@@ -150,7 +136,7 @@ func restartAdapter(t *testing.T, args ...string) {
 func TestServesWhatOnePrometheusServes(t *testing.T) {
 	cm, em := metricsClients(t)
 	ctx := context.Background()
-	eventually(t, 90*time.Second, "fixture served through thanos query", func() error { return checkFixture(ctx, cm, em) })
+	poll.Until(t, 90*time.Second, "fixture served through thanos query", func() error { return checkFixture(ctx, cm, em) })
 	// The same queries on one replica alone.
 	one := env().HA().Replica(0)
 	for q, want := range map[string]float64{
@@ -186,7 +172,7 @@ func TestDiscoveryListsEachSeriesOnce(t *testing.T) {
 	if want != 2*len(podInflight)+1 {
 		t.Fatalf("replica 0 holds %d series for the rules, want %d", want, 2*len(podInflight)+1)
 	}
-	eventually(t, 60*time.Second, "adapter's discovered series", func() error {
+	poll.Until(t, 60*time.Second, "adapter's discovered series", func() error {
 		got, err := adapterGauge(ctx, "ebbflow_adapter_discovery_series")
 		if err != nil {
 			return err
@@ -203,7 +189,7 @@ func TestDiscoveryListsEachSeriesOnce(t *testing.T) {
 func TestReplicaLossFailsNoRequest(t *testing.T) {
 	cm, em := metricsClients(t)
 	ctx := context.Background()
-	eventually(t, 60*time.Second, "fixture served", func() error { return checkFixture(ctx, cm, em) })
+	poll.Until(t, 60*time.Second, "fixture served", func() error { return checkFixture(ctx, cm, em) })
 	ha := env().HA()
 	ha.Replica(1).Kill()
 	t.Cleanup(func() {
@@ -234,7 +220,7 @@ func TestQueryParameters(t *testing.T) {
 	cm, _ := metricsClients(t)
 	ctx := context.Background()
 	restartAdapter(t, append(baseAdapterArgs(), "--prometheus-url="+env().HA().QueryURL()+"/?dedup=false&partial_response=true")...)
-	eventually(t, 60*time.Second, "series counted per replica with dedup=false", func() error {
+	poll.Until(t, 60*time.Second, "series counted per replica with dedup=false", func() error {
 		counts, err := podValues(ctx, cm, seriesCount)
 		if err != nil {
 			return err
@@ -255,7 +241,7 @@ func TestTenantHeader(t *testing.T) {
 	cm, _ := metricsClients(t)
 	ctx := context.Background()
 	restartAdapter(t, "--prometheus-header="+tenantHeader+"=team-b")
-	eventually(t, 60*time.Second, "nothing served to another tenant", func() error {
+	poll.Until(t, 60*time.Second, "nothing served to another tenant", func() error {
 		n, err := adapterGauge(ctx, "ebbflow_adapter_discovery_series")
 		if err != nil {
 			return err
