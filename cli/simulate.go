@@ -18,6 +18,7 @@ import (
 type simulateOptions struct {
 	files           []string
 	rules           string
+	backendsFile    string
 	conn            prom.ConnectionOptions
 	settings        pipeline.Settings
 	nanValues       string
@@ -90,6 +91,7 @@ func newSimulateCommand() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&o.files, "filename", "f", nil, "Autoscaler or autoscaling/v2 HorizontalPodAutoscaler manifest; repeat (or put several documents in one file) to compare specs on the same history.")
 	fs.StringVar(&o.rules, "rules", "", "ebbflow-adapter rule file serving the specs' metrics (prometheus-adapter format).")
+	fs.StringVar(&o.backendsFile, "prometheus-backends-file", "", "YAML file of named Prometheus backends, as ebbflow-adapter's flag: a rule's backend field sends its queries there; --prometheus-url and the auth flags are the backend named default.")
 	fs.StringVar(&o.nanValues, "nan-values", o.nanValues, "What a NaN sample becomes, as ebbflow-adapter's flag: zero or drop (a rule's nanValues overrides it).")
 	fs.DurationVar(&o.since, "since", o.since, "Replay the last duration (ignored with --start).")
 	fs.StringVar(&o.start, "start", "", "Start of the range (RFC 3339, e.g. 2026-11-22T08:00:00Z).")

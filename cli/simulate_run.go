@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
@@ -35,7 +36,11 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	mapper := config.DefaultRESTMapper()
-	rules, err := ruleset.ParseFile(o.rules, mapper)
+	backends, names, err := prom.LoadBackendClients(o.backendsFile, prom.BackendDefaults{Timeout: o.conn.PrometheusTimeout, MaxResponseBytes: o.conn.MaxResponseBytes})
+	if err != nil {
+		return err
+	}
+	rules, err := ruleset.ParseFileWith(o.rules, ruleset.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		return fmt.Errorf("rule file %s:\n%w", o.rules, err)
 	}
@@ -43,7 +48,11 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
+	named := make(map[string]simsource.Client, len(backends))
+	for name, b := range backends {
+		named[name] = b.Client
+	}
+	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Backends: named, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
 	if err != nil {
 		return err
 	}

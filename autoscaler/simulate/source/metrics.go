@@ -137,7 +137,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 		return err
 	}
 	drop := adapterprovider.DropNaN(t.Rule, r.opts.NaNValues)
-	return r.rangeQuery(ctx, query, func(_ int, _ map[string]string, i int, v float64) {
+	return r.rangeQuery(ctx, t.Rule.Backend(), query, func(_ int, _ map[string]string, i int, v float64) {
 		add(out, i, v, drop)
 	})
 }
@@ -148,7 +148,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 func (r *Reader) sumBy(ctx context.Context, query string, rule *naming.Rule, label string, keep func(string) bool, out []int64) error {
 	drop := adapterprovider.DropNaN(rule, r.opts.NaNValues)
 	owner := map[string]int{}
-	return r.rangeQuery(ctx, query, func(series int, lbls map[string]string, i int, v float64) {
+	return r.rangeQuery(ctx, rule.Backend(), query, func(series int, lbls map[string]string, i int, v float64) {
 		name := lbls[label]
 		if name == "" || !keep(name) {
 			return
