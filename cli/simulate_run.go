@@ -35,6 +35,16 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	workloads, err := loadWorkloads(o.files)
+	if err != nil {
+		return err
+	}
+	// Metrics that cannot be replayed fail before Prometheus is asked.
+	for _, s := range specs {
+		if err := simulate.ValidateMetrics(&s.spec, podTemplate(o.requests, workloads, s, o.namespaceOf(s))); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
 	mapper := config.DefaultRESTMapper()
 	backends, names, err := prom.LoadBackendClients(o.backendsFile, prom.BackendDefaults{Timeout: o.conn.PrometheusTimeout, MaxResponseBytes: o.conn.MaxResponseBytes})
 	if err != nil {
@@ -61,7 +71,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	}
 	out := make([]replayed, 0, len(specs))
 	for _, s := range specs {
-		r, err := o.replay(ctx, reader, rng, s, cmd.ErrOrStderr())
+		r, err := o.replay(ctx, reader, rng, s, workloads, cmd.ErrOrStderr())
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -109,14 +119,9 @@ func (o *simulateOptions) timeRange() (simsource.Range, error) {
 
 // replay reads one spec's metrics and actual replicas and replays them.
 // Gaps are reported on w as warnings.
-func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, rng simsource.Range, s namedSpec, w io.Writer) (replayed, error) {
-	ns := o.namespace
-	if ns == "" {
-		ns = s.namespace
-	}
-	if ns == "" {
-		ns = "default"
-	}
+func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, rng simsource.Range, s namedSpec, workloads []workload, w io.Writer) (replayed, error) {
+	ns := o.namespaceOf(s)
+	template := podTemplate(o.requests, workloads, s, ns)
 	ref := s.spec.HPA.ScaleTargetRef
 	q := simsource.Query{Namespace: ns, PodNames: podNamePattern(o.podNames, ref.Kind, ref.Name)}
 	series := make([]simulate.Series, len(s.spec.HPA.Metrics))
@@ -147,12 +152,25 @@ func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, 
 	cfg := simulate.Config{
 		Start: rng.Start, Step: rng.Step, Steps: rng.Steps(),
 		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, Namespace: ns,
+		Template: template, ResourceWindow: reader.ResourceWindow(),
 		Tolerance: o.settings.Tolerance, DownscaleStabilization: o.settings.DownscaleStabilization,
 		CPUInitializationPeriod: o.settings.CPUInitializationPeriod, InitialReadinessDelay: o.settings.InitialReadinessDelay,
 	}
 	var err error
 	r.result, err = simulate.Run(cfg, s.spec, series)
 	return r, err
+}
+
+// namespaceOf is the namespace s is replayed in: -n, else its own, else
+// default.
+func (o *simulateOptions) namespaceOf(s namedSpec) string {
+	switch {
+	case o.namespace != "":
+		return o.namespace
+	case s.namespace != "":
+		return s.namespace
+	}
+	return "default"
 }
 
 // initial is the replica count before the first evaluation.

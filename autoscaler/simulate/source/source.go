@@ -19,7 +19,6 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
@@ -132,8 +131,11 @@ func (r *Reader) Check(ctx context.Context) error {
 		cctx, cancel := r.requestContext(ctx)
 		_, err = c.LabelValues(cctx, "__name__", []string{"up"}, r.opts.Range.Start)
 		cancel()
-		if err != nil {
-			return fmt.Errorf("prometheus backend %q: %w", backendLabel(name), err)
+		switch {
+		case err != nil && name == "":
+			return fmt.Errorf("prometheus: %w", err)
+		case err != nil:
+			return fmt.Errorf("prometheus backend %q: %w", name, err)
 		}
 	}
 	return nil
@@ -148,14 +150,6 @@ func (r *Reader) client(backend string) (Client, error) {
 		return c, nil
 	}
 	return nil, fmt.Errorf("%w %q", prom.ErrUnknownBackend, backend)
-}
-
-// backendLabel names a backend in messages: "" is config.DefaultBackend.
-func backendLabel(name string) string {
-	if name == "" {
-		return config.DefaultBackend
-	}
-	return name
 }
 
 // Query describes one metric read: the namespace of the autoscaler and, for
