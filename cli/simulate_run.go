@@ -59,10 +59,12 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 		return err
 	}
 	named := make(map[string]simsource.Client, len(backends))
+	timeouts := make(map[string]time.Duration, len(backends))
 	for name, b := range backends {
-		named[name] = b.Client
+		named[name], timeouts[name] = b.Client, b.Timeout
 	}
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Backends: named, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
+	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Backends: named, BackendTimeouts: timeouts,
+		Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
 	if err != nil {
 		return err
 	}

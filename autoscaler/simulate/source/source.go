@@ -75,6 +75,9 @@ type Options struct {
 	// Timeout bounds each request to Prometheus (--prometheus-timeout); 0
 	// means none beyond the caller's context.
 	Timeout time.Duration
+	// BackendTimeouts bound the range queries of named backends (their
+	// timeout in the backends file); a backend absent here uses Timeout.
+	BackendTimeouts map[string]time.Duration
 }
 
 // Reader reads metric histories. One Reader serves one range; it remembers
@@ -128,7 +131,7 @@ func (r *Reader) Check(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cctx, cancel := r.requestContext(ctx)
+		cctx, cancel := r.backendContext(ctx, name)
 		_, err = c.LabelValues(cctx, "__name__", []string{"up"}, r.opts.Range.Start)
 		cancel()
 		switch {
@@ -157,6 +160,14 @@ func (r *Reader) client(backend string) (Client, error) {
 type Query struct {
 	Namespace string
 	PodNames  *regexp.Regexp
+}
+
+// backendContext bounds one request to the named backend by its timeout.
+func (r *Reader) backendContext(ctx context.Context, backend string) (context.Context, context.CancelFunc) {
+	if t, ok := r.opts.BackendTimeouts[backend]; ok && t > 0 {
+		return context.WithTimeout(ctx, t)
+	}
+	return r.requestContext(ctx)
 }
 
 // requestContext bounds one request to Prometheus by Options.Timeout.
@@ -189,7 +200,7 @@ func (r *Reader) rangeQuery(ctx context.Context, backend, q string, fn func(seri
 		last := min(first+prom.MaxRangePoints, total) - 1
 		start := rng.Start.Add(time.Duration(first) * rng.Step)
 		end := rng.Start.Add(time.Duration(last) * rng.Step)
-		qctx, cancel := r.requestContext(ctx)
+		qctx, cancel := r.backendContext(ctx, backend)
 		m, err := client.QueryRange(qctx, q, start, end, rng.Step)
 		cancel()
 		if err != nil {
