@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
@@ -18,6 +19,7 @@ import (
 type simulateOptions struct {
 	files           []string
 	rules           string
+	backendsFile    string
 	conn            prom.ConnectionOptions
 	settings        pipeline.Settings
 	nanValues       string
@@ -31,6 +33,9 @@ type simulateOptions struct {
 	actualQuery     string
 	namespace       string
 	podNames        string
+	podRequests     string
+	// requests is --pod-requests parsed by validate; nil when not given.
+	requests corev1.ResourceList
 	// now is the clock (tests set it).
 	now func() time.Time
 }
@@ -52,10 +57,22 @@ The load model, fed back with the simulated replica count:
     divided by the ready simulated pods. A new pod is ready --pod-startup after
     it was created; until then it has no sample (a missing pod, as upstream
     counts them).
+  - Resource and ContainerResource metrics (cpu, memory) conserve the load the
+    same way. The history is read through the rule file's resourceRules: the
+    containerQuery, rendered by ebbflow-adapter's code for the namespace's pods,
+    summed per pod over its containers (only the named container for
+    ContainerResource), then over the target's pods. Samples carry
+    resourceRules.window, so new pods' cpu is distrusted as the controller does.
+    A Utilization target needs the pods' requests: the sum of the containers'
+    requests of the scale target's Deployment, StatefulSet or ReplicaSet given
+    with -f, or --pod-requests; without them the replay refuses that metric.
   - A step without a value is a metric the metrics API could not serve: the
     evaluation treats it as the controller does (no scale-down on a failed
     metric; treatMissingAs: Zero reads 0). Never a silent zero.
-Resource metrics (cpu, memory) are not replayed yet.
+
+With --prometheus-backends-file, a rule's backend field sends its discovery and
+queries to that backend, as in ebbflow-adapter; --prometheus-url and the auth
+flags are the backend named default. A rule naming an unknown backend is an error.
 
 The actual replicas (kube-state-metrics' kube_deployment_status_replicas, or
 --actual-query) are shown beside the simulated ones when Prometheus has them.`
@@ -77,6 +94,7 @@ func newSimulateCommand() *cobra.Command {
 		Short: "Replay Prometheus history through the autoscaler: what would this spec have done?",
 		Long:  simulateLong,
 		Example: `  ebbflow simulate -f web-hpa.yaml --rules rules.yaml --prometheus-url http://localhost:9090 --since 24h
+  ebbflow simulate -f web-hpa.yaml -f web-deployment.yaml --rules rules.yaml --prometheus-url http://localhost:9090 --since 6h
   ebbflow simulate -f current.yaml -f tuned.yaml --rules rules.yaml --prometheus-url http://localhost:9090 \
       --start 2026-11-22T08:00:00Z --end 2026-11-22T20:00:00Z -o json --plot replay.png`,
 		Args: cobra.NoArgs,
@@ -90,6 +108,7 @@ func newSimulateCommand() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&o.files, "filename", "f", nil, "Autoscaler or autoscaling/v2 HorizontalPodAutoscaler manifest; repeat (or put several documents in one file) to compare specs on the same history.")
 	fs.StringVar(&o.rules, "rules", "", "ebbflow-adapter rule file serving the specs' metrics (prometheus-adapter format).")
+	fs.StringVar(&o.backendsFile, "prometheus-backends-file", "", "YAML file of named Prometheus backends, as ebbflow-adapter's flag: a rule's backend field sends its queries there; --prometheus-url and the auth flags are the backend named default.")
 	fs.StringVar(&o.nanValues, "nan-values", o.nanValues, "What a NaN sample becomes, as ebbflow-adapter's flag: zero or drop (a rule's nanValues overrides it).")
 	fs.DurationVar(&o.since, "since", o.since, "Replay the last duration (ignored with --start).")
 	fs.StringVar(&o.start, "start", "", "Start of the range (RFC 3339, e.g. 2026-11-22T08:00:00Z).")
@@ -101,6 +120,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.Int32Var(&o.initialReplicas, "initial-replicas", o.initialReplicas, "Replicas before the first evaluation; -1: the actual replicas at the start when Prometheus has them, else minReplicas (at least 1).")
 	fs.StringVar(&o.actualQuery, "actual-query", "", "PromQL of the actual replica count (default: kube-state-metrics' replicas of the scale target).")
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of the specs (default: their metadata.namespace, else default).")
+	fs.StringVar(&o.podRequests, "pod-requests", "", "What each pod of the scale target requests, e.g. cpu=250m,memory=256Mi: the denominator of Utilization targets (default: the sum of the containers' requests of the Deployment, StatefulSet or ReplicaSet given with -f).")
 	fs.StringVar(&o.podNames, "pod-name-regex", "", "Names of the target's pods, for Pods metrics (default: from scaleTargetRef, e.g. ^web-[a-z0-9]+-[a-z0-9]+$ for Deployment web).")
 	o.conn.AddFlags(fs)
 	o.settings.AddFlags(fs)
@@ -139,6 +159,12 @@ func (o *simulateOptions) validate() []error {
 	}
 	if o.initialReplicas < -1 {
 		errs = append(errs, errors.New("--initial-replicas must be -1 (automatic) or a replica count"))
+	}
+	if o.podRequests != "" {
+		var err error
+		if o.requests, err = parsePodRequests(o.podRequests); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if o.podNames != "" {
 		if _, err := regexp.Compile(o.podNames); err != nil {

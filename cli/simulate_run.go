@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
@@ -34,8 +35,22 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	workloads, err := loadWorkloads(o.files)
+	if err != nil {
+		return err
+	}
+	// Metrics that cannot be replayed fail before Prometheus is asked.
+	for _, s := range specs {
+		if err := simulate.ValidateMetrics(&s.spec, podTemplate(o.requests, workloads, s, o.namespaceOf(s))); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
 	mapper := config.DefaultRESTMapper()
-	rules, err := ruleset.ParseFile(o.rules, mapper)
+	backends, names, err := prom.LoadBackendClients(o.backendsFile, prom.BackendDefaults{Timeout: o.conn.PrometheusTimeout, MaxResponseBytes: o.conn.MaxResponseBytes})
+	if err != nil {
+		return err
+	}
+	rules, err := ruleset.ParseFileWith(o.rules, ruleset.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		return fmt.Errorf("rule file %s:\n%w", o.rules, err)
 	}
@@ -43,7 +58,13 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
+	named := make(map[string]simsource.Client, len(backends))
+	timeouts := make(map[string]time.Duration, len(backends))
+	for name, b := range backends {
+		named[name], timeouts[name] = b.Client, b.Timeout
+	}
+	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Backends: named, BackendTimeouts: timeouts,
+		Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
 	if err != nil {
 		return err
 	}
@@ -52,7 +73,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	}
 	out := make([]replayed, 0, len(specs))
 	for _, s := range specs {
-		r, err := o.replay(ctx, reader, rng, s, cmd.ErrOrStderr())
+		r, err := o.replay(ctx, reader, rng, s, workloads, cmd.ErrOrStderr())
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -100,14 +121,9 @@ func (o *simulateOptions) timeRange() (simsource.Range, error) {
 
 // replay reads one spec's metrics and actual replicas and replays them.
 // Gaps are reported on w as warnings.
-func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, rng simsource.Range, s namedSpec, w io.Writer) (replayed, error) {
-	ns := o.namespace
-	if ns == "" {
-		ns = s.namespace
-	}
-	if ns == "" {
-		ns = "default"
-	}
+func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, rng simsource.Range, s namedSpec, workloads []workload, w io.Writer) (replayed, error) {
+	ns := o.namespaceOf(s)
+	template := podTemplate(o.requests, workloads, s, ns)
 	ref := s.spec.HPA.ScaleTargetRef
 	q := simsource.Query{Namespace: ns, PodNames: podNamePattern(o.podNames, ref.Kind, ref.Name)}
 	series := make([]simulate.Series, len(s.spec.HPA.Metrics))
@@ -138,12 +154,25 @@ func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, 
 	cfg := simulate.Config{
 		Start: rng.Start, Step: rng.Step, Steps: rng.Steps(),
 		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, Namespace: ns,
+		Template: template, ResourceWindow: reader.ResourceWindow(),
 		Tolerance: o.settings.Tolerance, DownscaleStabilization: o.settings.DownscaleStabilization,
 		CPUInitializationPeriod: o.settings.CPUInitializationPeriod, InitialReadinessDelay: o.settings.InitialReadinessDelay,
 	}
 	var err error
 	r.result, err = simulate.Run(cfg, s.spec, series)
 	return r, err
+}
+
+// namespaceOf is the namespace s is replayed in: -n, else its own, else
+// default.
+func (o *simulateOptions) namespaceOf(s namedSpec) string {
+	switch {
+	case o.namespace != "":
+		return o.namespace
+	case s.namespace != "":
+		return s.namespace
+	}
+	return "default"
 }
 
 // initial is the replica count before the first evaluation.

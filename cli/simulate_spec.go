@@ -36,30 +36,19 @@ type namedSpec struct {
 func loadSpecs(paths []string) ([]namedSpec, error) {
 	var out []namedSpec
 	for _, path := range paths {
-		data, err := readLimited(path)
-		if err != nil {
-			return nil, err
-		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for doc := 1; ; doc++ {
-			raw, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			if len(bytes.TrimSpace(raw)) == 0 {
-				continue
-			}
+		err := eachDocument(path, func(doc int, raw []byte) error {
 			s, ok, err := parseSpec(raw)
 			if err != nil {
-				return nil, fmt.Errorf("%s (document %d): %w", path, doc, err)
+				return fmt.Errorf("%s (document %d): %w", path, doc, err)
 			}
 			if ok {
 				s.source = fmt.Sprintf("%s#%d", filepath.Base(path), doc)
 				out = append(out, s)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(out) == 0 {
@@ -67,6 +56,31 @@ func loadSpecs(paths []string) ([]namedSpec, error) {
 	}
 	disambiguate(out)
 	return out, nil
+}
+
+// eachDocument calls fn with every non-empty YAML or JSON document of path,
+// numbered from 1.
+func eachDocument(path string, fn func(doc int, raw []byte) error) error {
+	data, err := readLimited(path)
+	if err != nil {
+		return err
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		if err := fn(doc, raw); err != nil {
+			return err
+		}
+	}
 }
 
 // disambiguate adds the file and document to the names that several specs

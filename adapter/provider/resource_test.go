@@ -354,3 +354,23 @@ func TestGetterAppliesTimeout(t *testing.T) {
 		t.Fatal("GetPodMetrics did not return after its timeout")
 	}
 }
+
+func TestResourceMilliValue(t *testing.T) {
+	for _, tc := range []struct {
+		name corev1.ResourceName
+		v    float64
+		want int64
+		ok   bool
+	}{
+		{corev1.ResourceCPU, 0.2504, 250, true},
+		{corev1.ResourceCPU, -0.1, 0, true},
+		{corev1.ResourceCPU, math.NaN(), 0, true},
+		{corev1.ResourceCPU, math.Inf(1), 0, false},
+		{corev1.ResourceMemory, 1048576.4, 1048576000, true},
+	} {
+		got, ok := ResourceMilliValue(tc.name, model.SampleValue(tc.v))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s %v: %d %v, want %d %v", tc.name, tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -89,4 +90,21 @@ func bytesQuantity(v float64) resource.Quantity {
 		return *resource.NewQuantity(int64(math.Round(v)), resource.BinarySI)
 	}
 	return sampleValue{value: v}.quantity()
+}
+
+// ResourceMilliValue is what metrics.k8s.io serves of one container sample of
+// resource (cpu in cores, memory in bytes) in the milli-units the autoscaler
+// reads (Quantity.MilliValue): NaN as 0, negative as 0, cpu rounded to the
+// millicore, memory to the byte. false: the sample is not served (an
+// infinity).
+func ResourceMilliValue(name corev1.ResourceName, v model.SampleValue) (int64, bool) {
+	if !usable(v, false) {
+		return 0, false
+	}
+	s := toResourceSample(&model.Sample{Value: v})
+	q := s.quantity()
+	if name == corev1.ResourceMemory {
+		q = bytesQuantity(s.value)
+	}
+	return q.MilliValue(), true
 }

@@ -26,11 +26,11 @@ func TestLoadBackends(t *testing.T) {
 	if err != nil || len(b) != 2 || strings.Join(names, ",") != "a,b" {
 		t.Fatalf("valid file: %v %v %v", b, names, err)
 	}
-	if b["a"].timeout != 3*time.Second || b["b"].timeout != o.PrometheusTimeout {
-		t.Errorf("timeouts %v %v, want 3s and --prometheus-timeout", b["a"].timeout, b["b"].timeout)
+	if b["a"].Timeout != 3*time.Second || b["b"].Timeout != o.PrometheusTimeout {
+		t.Errorf("timeouts %v %v, want 3s and --prometheus-timeout", b["a"].Timeout, b["b"].Timeout)
 	}
-	if b["a"].maxConcurrent != 2 || b["b"].maxConcurrent != o.MaxConcurrentQueries {
-		t.Errorf("concurrency %d %d, want 2 and --max-concurrent-queries", b["a"].maxConcurrent, b["b"].maxConcurrent)
+	if b["a"].MaxConcurrent != 2 || b["b"].MaxConcurrent != o.MaxConcurrentQueries {
+		t.Errorf("concurrency %d %d, want 2 and --max-concurrent-queries", b["a"].MaxConcurrent, b["b"].MaxConcurrent)
 	}
 	o.BackendsFile = write("bad.yaml", "backends:\n- name: a\n  url: http://a\n  basicAuth: {username: u, passwordFile: /p}\n  tokenFile: /t\n")
 	if _, _, err := o.loadBackends(); err == nil || !strings.Contains(err.Error(), "bad.yaml") || !strings.Contains(err.Error(), "backends[0]: tokenFile") {

@@ -28,7 +28,7 @@ type Config struct {
 	mapper meta.RESTMapper
 	prom   prom.Client
 	// backends are the named backends of --prometheus-backends-file, by name.
-	backends     map[string]backend
+	backends     map[string]prom.BackendClient
 	backendNames []string
 	rules        *ruleset.Set
 	// Registerer receives self-metrics; nil means the API server's /metrics registry.

@@ -12,6 +12,10 @@
 //     that load divided by the number of ready simulated pods. A new pod
 //     becomes ready PodStartup after it was created; until then it has no
 //     sample (a missing pod, counted as upstream counts missing pods).
+//   - Resource and ContainerResource metrics conserve the load the same way;
+//     their samples carry Config.ResourceWindow (the cpu readiness rules see
+//     it), and every pod requests what Config.Template says (the denominator
+//     of a Utilization target, which cannot be replayed without it).
 //   - A step with no recorded value is a metric the metrics API could not
 //     serve: the metric fails, as in the controller (an Object or External
 //     metric with treatMissingAs Zero reads 0).

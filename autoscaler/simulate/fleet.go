@@ -11,16 +11,24 @@ import (
 
 // fleet is the simulated pods of the scale target, oldest first.
 type fleet struct {
-	pods    []replicas.Pod
-	readyAt []time.Time
-	startup time.Duration
-	created int
+	// template holds what every pod requests (nil: nothing known).
+	template *replicas.Pod
+	pods     []replicas.Pod
+	readyAt  []time.Time
+	startup  time.Duration
+	created  int
 }
 
-// newFleet returns n pods that are ready at at.
-func newFleet(n int32, at time.Time, startup time.Duration) *fleet {
-	f := &fleet{startup: startup}
-	f.add(n, at.Add(-startup))
+// initialAge is how long before the replay the initial pods were created:
+// long enough that no cpu initialization period or readiness window of the
+// controller still applies to them, as to pods that have been serving.
+const initialAge = 24 * time.Hour
+
+// newFleet returns n pods, requesting what template says, that have been
+// ready long before at.
+func newFleet(n int32, at time.Time, startup time.Duration, template *replicas.Pod) *fleet {
+	f := &fleet{startup: startup, template: template}
+	f.add(n, at.Add(-initialAge-startup))
 	return f
 }
 
@@ -31,12 +39,17 @@ func (f *fleet) add(n int32, now time.Time) {
 	for range n {
 		f.created++
 		start := now
-		f.pods = append(f.pods, replicas.Pod{
-			Name:      "pod-" + strconv.Itoa(f.created),
-			Phase:     corev1.PodRunning,
-			StartTime: &start,
-			Ready:     &replicas.ReadyCondition{Status: corev1.ConditionFalse, LastTransitionTime: now},
-		})
+		var p replicas.Pod
+		if f.template != nil {
+			// The request lists are shared read-only by every pod.
+			p = replicas.Pod{Containers: f.template.Containers, InitContainers: f.template.InitContainers,
+				PodRequests: f.template.PodRequests, Overhead: f.template.Overhead}
+		}
+		p.Name = "pod-" + strconv.Itoa(f.created)
+		p.Phase = corev1.PodRunning
+		p.StartTime = &start
+		p.Ready = &replicas.ReadyCondition{Status: corev1.ConditionFalse, LastTransitionTime: now}
+		f.pods = append(f.pods, p)
 		f.readyAt = append(f.readyAt, now.Add(f.startup))
 	}
 }
@@ -77,12 +90,12 @@ func (f *fleet) observe(now time.Time) int32 {
 	return ready
 }
 
-// fill sets samples to one sample of value at now per ready pod.
-func (f *fleet) fill(samples replicas.Samples, value int64, now time.Time) {
+// fill sets samples to sample for every pod ready at sample.Timestamp.
+func (f *fleet) fill(samples replicas.Samples, sample replicas.Sample) {
 	clear(samples)
 	for i, p := range f.pods {
-		if !now.Before(f.readyAt[i]) {
-			samples[p.Name] = replicas.Sample{Value: value, Timestamp: now}
+		if !sample.Timestamp.Before(f.readyAt[i]) {
+			samples[p.Name] = sample
 		}
 	}
 }

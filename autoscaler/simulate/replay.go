@@ -19,6 +19,9 @@ type replay struct {
 	spec   pipeline.Spec
 	series []Series
 	kinds  []decision.Kind
+	// perPod are the per-pod on-target usages of Resource metrics (see
+	// perPodTarget); 0 for other metrics.
+	perPod []float64
 	fleet  *fleet
 	hist   pipeline.History
 	// scaledToZero is the ScaledToZero condition of the status.
@@ -36,7 +39,8 @@ func newReplay(cfg Config, spec pipeline.Spec, series []Series) *replay {
 	r := &replay{
 		cfg: cfg, spec: spec, series: series,
 		kinds:      make([]decision.Kind, n),
-		fleet:      newFleet(cfg.InitialReplicas, cfg.Start, cfg.PodStartup),
+		perPod:     make([]float64, n),
+		fleet:      newFleet(cfg.InitialReplicas, cfg.Start, cfg.PodStartup, cfg.Template),
 		tolerances: replicas.TolerancesFor(cfg.Tolerance, spec.HPA.Behavior),
 		readings:   make([]decision.Reading, n),
 		samples:    make([]replicas.Samples, n),
@@ -48,8 +52,11 @@ func newReplay(cfg Config, spec pipeline.Spec, series []Series) *replay {
 	}
 	for i, m := range spec.HPA.Metrics {
 		r.kinds[i], _ = decision.Classify(m)
-		if m.Type == autoscalingv2.PodsMetricSourceType {
+		if isPerPod(m) {
 			r.samples[i] = replicas.Samples{}
+		}
+		if isResource(m) {
+			r.perPod[i], _ = perPodTarget(r.kinds[i], m, cfg.Template) // validated
 		}
 	}
 	return r
@@ -115,18 +122,23 @@ func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 	rd := &r.readings[j]
 	*rd = decision.Reading{Spec: spec, Timestamp: now}
 	v := r.series[j].Values[i]
-	if v == Missing && spec.Type != autoscalingv2.PodsMetricSourceType &&
+	perPod := isPerPod(spec)
+	if v == Missing && !perPod &&
 		j < len(r.spec.MetricOptions) && r.spec.MetricOptions[j].MissingAsZero {
 		v = 0
 	}
-	if v == Missing || (spec.Type == autoscalingv2.PodsMetricSourceType && ready == 0) {
+	if v == Missing || (perPod && ready == 0) {
 		rd.Err = decision.FetchError(spec, r.cfg.Namespace, ErrNoSample)
 		return
 	}
 	switch spec.Type {
 	case autoscalingv2.PodsMetricSourceType:
 		v = int64(math.Round(float64(v) / float64(ready)))
-		r.fleet.fill(r.samples[j], v, now)
+		r.fleet.fill(r.samples[j], replicas.Sample{Value: v, Timestamp: now})
+		rd.Samples = r.samples[j]
+	case autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType:
+		v = int64(math.Round(float64(v) / float64(ready)))
+		r.fleet.fill(r.samples[j], replicas.Sample{Value: v, Timestamp: now, Window: r.cfg.ResourceWindow})
 		rd.Samples = r.samples[j]
 	case autoscalingv2.ObjectMetricSourceType:
 		rd.Value = v
@@ -134,6 +146,10 @@ func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 		rd.Values = []int64{v}
 	}
 	out.Values[j] = v
+	if isResource(spec) {
+		out.Ratios[j] = float64(v) / r.perPod[j]
+		return
+	}
 	out.Ratios[j] = usageRatio(r.kinds[j], spec, v, out.Current)
 }
 

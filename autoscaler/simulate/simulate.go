@@ -6,10 +6,9 @@ import (
 	"math"
 	"time"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-
 	"github.com/ebbflow/ebbflow/autoscaler/decision"
 	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
 // Missing marks a step without a recorded value.
@@ -39,6 +38,16 @@ type Config struct {
 	PodStartup time.Duration
 	// Namespace names the autoscaler's namespace in metric errors.
 	Namespace string
+	// Template is what every simulated pod requests (containers, init
+	// containers, pod-level requests, overhead), the denominator of a
+	// Utilization target; nil when unknown, which only Utilization targets
+	// cannot do without.
+	Template *replicas.Pod
+	// ResourceWindow is the window the metrics.k8s.io API reports with every
+	// Resource sample (resourceRules.window): within the cpu initialization
+	// period the controller distrusts a cpu sample whose window started before
+	// the pod became ready.
+	ResourceWindow time.Duration
 	// The controller's settings (kube-controller-manager's flags).
 	Tolerance               float64
 	DownscaleStabilization  time.Duration
@@ -48,8 +57,8 @@ type Config struct {
 
 // Series is one metric's recorded history on the step grid, in milli-units:
 // Values[i] is the value at Start+i×Step (Missing when there is none). For a
-// Pods metric it is the load (the per-pod values summed over the pods that
-// existed); for an Object metric the value; for an External metric the sum of
+// Pods, Resource or ContainerResource metric it is the load (the per-pod
+// values summed over the pods that existed); for an Object metric the value; for an External metric the sum of
 // its series.
 type Series struct {
 	Values []int64
@@ -64,7 +73,8 @@ type Step struct {
 	Current int32
 	Ready   int32
 	// Values has one entry per metric: the value the evaluation read, in
-	// milli-units (the per-pod value for a Pods metric), Missing when none.
+	// milli-units (the per-pod value for a Pods, Resource or ContainerResource
+	// metric), Missing when none.
 	Values []int64
 	// Ratios are the metrics' usage ratios (value over target; NaN unknown).
 	Ratios []float64
@@ -102,15 +112,31 @@ func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
 	case len(spec.HPA.Metrics) == 0:
 		return errors.New("the spec has no metric to replay")
 	}
-	for i, m := range spec.HPA.Metrics {
-		if _, err := decision.Classify(m); err != nil {
-			return fmt.Errorf("spec.metrics[%d]: %w", i, err)
-		}
-		if m.Type == autoscalingv2.ResourceMetricSourceType || m.Type == autoscalingv2.ContainerResourceMetricSourceType {
-			return fmt.Errorf("spec.metrics[%d]: %s metrics are not replayed yet (they need the pods' requests)", i, m.Type)
-		}
+	if err := ValidateMetrics(spec, cfg.Template); err != nil {
+		return err
+	}
+	for i := range spec.HPA.Metrics {
 		if len(series[i].Values) != cfg.Steps {
 			return fmt.Errorf("spec.metrics[%d]: %d values for %d steps", i, len(series[i].Values), cfg.Steps)
+		}
+	}
+	return nil
+}
+
+// ValidateMetrics reports the first metric of spec that cannot be replayed
+// with pods requesting what template says (nil: unknown): an invalid metric,
+// or a Utilization target whose requests are unknown. Callers check it
+// before reading any history.
+func ValidateMetrics(spec *pipeline.Spec, template *replicas.Pod) error {
+	for i, m := range spec.HPA.Metrics {
+		kind, err := decision.Classify(m)
+		if err != nil {
+			return fmt.Errorf("spec.metrics[%d]: %w", i, err)
+		}
+		if isResource(m) {
+			if _, err := perPodTarget(kind, m, template); err != nil {
+				return fmt.Errorf("spec.metrics[%d]: %w", i, err)
+			}
 		}
 	}
 	return nil

@@ -225,7 +225,7 @@ func TestValidate(t *testing.T) {
 		{"no metric", cfg, spec(1, 10), nil, "no metric"},
 		{"resource", cfg, spec(1, 10, autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType,
 			Resource: &autoscalingv2.ResourceMetricSource{Name: "cpu", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr[int32](50)}}}),
-			[]Series{constant(3, 1)}, "not replayed yet"},
+			[]Series{constant(3, 1)}, "spec.metrics[0]: resource metric cpu: a Utilization target needs the pods' requests"},
 		{"invalid", cfg, spec(1, 10, autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{}}),
 			[]Series{constant(3, 1)}, "spec.metrics[0]: invalid pods metric source"},
 	} {

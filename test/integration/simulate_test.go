@@ -131,11 +131,22 @@ spec:
 // blocks in dataDir with promtool, as an operator would backfill.
 func writeHistory(t *testing.T, start time.Time, dataDir string) {
 	t.Helper()
+	writeSeries(t, start, dataDir, history)
+}
+
+// writeSeries backfills series (grouped by family) into dataDir; a family
+// ending in _total is a counter, any other a gauge.
+func writeSeries(t *testing.T, start time.Time, dataDir string, series []recordedSeries) {
+	t.Helper()
 	var b bytes.Buffer
 	last := ""
-	for _, s := range history {
+	for _, s := range series {
 		if s.family != last {
-			fmt.Fprintf(&b, "# TYPE %s gauge\n", s.family)
+			if base, ok := strings.CutSuffix(s.family, "_total"); ok {
+				fmt.Fprintf(&b, "# TYPE %s counter\n", base)
+			} else {
+				fmt.Fprintf(&b, "# TYPE %s gauge\n", s.family)
+			}
 			last = s.family
 		}
 		for at := sampleOffset; at < historyLength; at += sampleEvery {

@@ -26,14 +26,15 @@ func ActualQuery(kind, namespace, name string) string {
 	return fmt.Sprintf("%s{namespace=%s,%s=%s}", metric, strconv.Quote(namespace), label, strconv.Quote(name))
 }
 
-// Replicas reads a replica count over the range: the first series query
-// returns, rounded; simulate.Missing where it has no sample.
+// Replicas reads a replica count over the range from the default backend:
+// the first series query returns, rounded; simulate.Missing where it has no
+// sample.
 func (r *Reader) Replicas(ctx context.Context, query string) ([]int64, error) {
 	out := make([]int64, r.opts.Range.Steps())
 	for i := range out {
 		out[i] = simulate.Missing
 	}
-	err := r.rangeQuery(ctx, query, func(series int, _ map[string]string, i int, v float64) {
+	err := r.rangeQuery(ctx, "", query, func(series int, _ map[string]string, i int, v float64) {
 		if series == 0 && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			out[i] = int64(math.Round(v))
 		}

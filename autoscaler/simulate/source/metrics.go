@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -24,7 +23,9 @@ var podsResource = schema.GroupResource{Resource: "pods"}
 
 // Series reads one metric of a spec over the range as the autoscaler would
 // have read it through ebbflow-adapter: for a Pods metric the load (the sum
-// of the values of the pods whose names q.PodNames matches), for an Object
+// of the values of the pods whose names q.PodNames matches), for a Resource
+// or ContainerResource metric the load read through resourceRules (see
+// readResource), for an Object
 // metric its value, for an External metric the sum of its series; in
 // milli-units, simulate.Missing at steps without a usable sample. It fails
 // when no rule serves the metric, its query fails, or no step has a value.
@@ -47,13 +48,17 @@ func (r *Reader) read(ctx context.Context, spec autoscalingv2.MetricSpec, q Quer
 		out.Values[i] = simulate.Missing
 	}
 	var err error
-	switch spec.Type {
-	case autoscalingv2.PodsMetricSourceType:
+	switch {
+	case spec.Type == autoscalingv2.PodsMetricSourceType:
 		err = r.readPods(ctx, spec.Pods, q, out.Values)
-	case autoscalingv2.ObjectMetricSourceType:
+	case spec.Type == autoscalingv2.ObjectMetricSourceType:
 		err = r.readObject(ctx, spec.Object, q, out.Values)
-	case autoscalingv2.ExternalMetricSourceType:
+	case spec.Type == autoscalingv2.ExternalMetricSourceType:
 		err = r.readExternal(ctx, spec.External, q, out.Values)
+	case spec.Type == autoscalingv2.ResourceMetricSourceType && spec.Resource != nil:
+		err = r.readResource(ctx, spec.Resource.Name, "", q, out.Values)
+	case spec.Type == autoscalingv2.ContainerResourceMetricSourceType && spec.ContainerResource != nil:
+		err = r.readResource(ctx, spec.ContainerResource.Name, spec.ContainerResource.Container, q, out.Values)
 	default:
 		err = fmt.Errorf("%s metrics are not read from Prometheus by the simulator", spec.Type)
 	}
@@ -137,7 +142,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 		return err
 	}
 	drop := adapterprovider.DropNaN(t.Rule, r.opts.NaNValues)
-	return r.rangeQuery(ctx, query, func(_ int, _ map[string]string, i int, v float64) {
+	return r.rangeQuery(ctx, t.Rule.Backend(), query, func(_ int, _ map[string]string, i int, v float64) {
 		add(out, i, v, drop)
 	})
 }
@@ -148,7 +153,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 func (r *Reader) sumBy(ctx context.Context, query string, rule *naming.Rule, label string, keep func(string) bool, out []int64) error {
 	drop := adapterprovider.DropNaN(rule, r.opts.NaNValues)
 	owner := map[string]int{}
-	return r.rangeQuery(ctx, query, func(series int, lbls map[string]string, i int, v float64) {
+	return r.rangeQuery(ctx, rule.Backend(), query, func(series int, lbls map[string]string, i int, v float64) {
 		name := lbls[label]
 		if name == "" || !keep(name) {
 			return
@@ -167,14 +172,7 @@ func add(out []int64, i int, v float64, drop bool) {
 	if !ok {
 		return
 	}
-	if out[i] == simulate.Missing {
-		out[i] = 0
-	}
-	if out[i] > 0 && m > math.MaxInt64-out[i] {
-		out[i] = math.MaxInt64
-		return
-	}
-	out[i] += m
+	addMilli(out, i, m)
 }
 
 // custom finds the rule and series serving a custom metric on gr.

@@ -10,7 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,9 +58,14 @@ func (r Range) index(t time.Time) (int, bool) {
 
 // Options configure a Reader.
 type Options struct {
-	Rules  *ruleset.Set
+	Rules *ruleset.Set
+	// Client is the default backend (--prometheus-url).
 	Client Client
-	Mapper meta.RESTMapper
+	// Backends are the named backends of --prometheus-backends-file, by name;
+	// a rule's backend field selects one, as in the adapter. Rules must have
+	// been checked against these names (ruleset.Options.Backends).
+	Backends map[string]Client
+	Mapper   meta.RESTMapper
 	// NaNValues is the adapter's --nan-values (a rule's nanValues wins).
 	NaNValues string
 	Range     Range
@@ -68,6 +75,9 @@ type Options struct {
 	// Timeout bounds each request to Prometheus (--prometheus-timeout); 0
 	// means none beyond the caller's context.
 	Timeout time.Duration
+	// BackendTimeouts bound the range queries of named backends (their
+	// timeout in the backends file); a backend absent here uses Timeout.
+	BackendTimeouts map[string]time.Duration
 }
 
 // Reader reads metric histories. One Reader serves one range; it remembers
@@ -89,8 +99,12 @@ func New(opts Options) (*Reader, error) {
 	if opts.Lookback <= 0 {
 		opts.Lookback = 5 * time.Minute
 	}
+	named := make(prom.Backends, len(opts.Backends))
+	for name, c := range opts.Backends {
+		named[name] = c
+	}
 	d, err := discovery.New(discovery.Options{
-		Client: opts.Client, Scope: discovery.MapperScope{Mapper: opts.Mapper},
+		Client: opts.Client, Backends: named, Scope: discovery.MapperScope{Mapper: opts.Mapper},
 		MaxAge:     opts.Range.End.Sub(opts.Range.Start) + opts.Lookback,
 		Clock:      fixedClock(opts.Range.End),
 		Registerer: prometheus.NewRegistry(),
@@ -106,17 +120,39 @@ func New(opts Options) (*Reader, error) {
 	return &Reader{opts: opts, disc: d, cache: map[string]simulate.Series{}}, nil
 }
 
-// Check asks Prometheus one cheap question (the label values of one
+// Check asks every backend one cheap question (the label values of one
 // metric name), so that an unreachable or refusing Prometheus is reported as
 // such rather than as metrics that no rule serves (discovery keeps its
 // errors to itself, as in the adapter).
 func (r *Reader) Check(ctx context.Context) error {
-	ctx, cancel := r.requestContext(ctx)
-	defer cancel()
-	if _, err := r.opts.Client.LabelValues(ctx, "__name__", []string{"up"}, r.opts.Range.Start); err != nil {
-		return fmt.Errorf("prometheus: %w", err)
+	names := append([]string{""}, slices.Sorted(maps.Keys(r.opts.Backends))...)
+	for _, name := range names {
+		c, err := r.client(name)
+		if err != nil {
+			return err
+		}
+		cctx, cancel := r.backendContext(ctx, name)
+		_, err = c.LabelValues(cctx, "__name__", []string{"up"}, r.opts.Range.Start)
+		cancel()
+		switch {
+		case err != nil && name == "":
+			return fmt.Errorf("prometheus: %w", err)
+		case err != nil:
+			return fmt.Errorf("prometheus backend %q: %w", name, err)
+		}
 	}
 	return nil
+}
+
+// client is the client of the named backend ("" for the default).
+func (r *Reader) client(backend string) (Client, error) {
+	if backend == "" {
+		return r.opts.Client, nil
+	}
+	if c, ok := r.opts.Backends[backend]; ok && c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w %q", prom.ErrUnknownBackend, backend)
 }
 
 // Query describes one metric read: the namespace of the autoscaler and, for
@@ -124,6 +160,14 @@ func (r *Reader) Check(ctx context.Context) error {
 type Query struct {
 	Namespace string
 	PodNames  *regexp.Regexp
+}
+
+// backendContext bounds one request to the named backend by its timeout.
+func (r *Reader) backendContext(ctx context.Context, backend string) (context.Context, context.CancelFunc) {
+	if t, ok := r.opts.BackendTimeouts[backend]; ok && t > 0 {
+		return context.WithTimeout(ctx, t)
+	}
+	return r.requestContext(ctx)
 }
 
 // requestContext bounds one request to Prometheus by Options.Timeout.
@@ -141,9 +185,14 @@ type fixedClock time.Time
 func (c fixedClock) Now() time.Time                  { return time.Time(c) }
 func (c fixedClock) Since(t time.Time) time.Duration { return time.Time(c).Sub(t) }
 
-// rangeQuery evaluates q over the reader's range in chunks of at most
-// prom.MaxRangePoints steps and calls fn with every point's step index.
-func (r *Reader) rangeQuery(ctx context.Context, q string, fn func(series int, labels map[string]string, step int, v float64)) error {
+// rangeQuery evaluates q in backend ("" for the default) over the reader's
+// range in chunks of at most prom.MaxRangePoints steps and calls fn with
+// every point's step index.
+func (r *Reader) rangeQuery(ctx context.Context, backend, q string, fn func(series int, labels map[string]string, step int, v float64)) error {
+	client, err := r.client(backend)
+	if err != nil {
+		return err
+	}
 	rng := r.opts.Range
 	total := rng.Steps()
 	series := map[string]int{}
@@ -151,8 +200,8 @@ func (r *Reader) rangeQuery(ctx context.Context, q string, fn func(series int, l
 		last := min(first+prom.MaxRangePoints, total) - 1
 		start := rng.Start.Add(time.Duration(first) * rng.Step)
 		end := rng.Start.Add(time.Duration(last) * rng.Step)
-		qctx, cancel := r.requestContext(ctx)
-		m, err := r.opts.Client.QueryRange(qctx, q, start, end, rng.Step)
+		qctx, cancel := r.backendContext(ctx, backend)
+		m, err := client.QueryRange(qctx, q, start, end, rng.Step)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("query_range %s: %w", q, err)

@@ -175,3 +175,54 @@ func TestActualQuery(t *testing.T) {
 		t.Error("a query for a kind kube-state-metrics does not know")
 	}
 }
+
+// A rule naming a backend is discovered in and read from that backend only;
+// the other rules stay on the default backend.
+func TestReadRoutesToRuleBackend(t *testing.T) {
+	const rules = `
+externalRules:
+- seriesQuery: 'queue{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+- seriesQuery: 'jobs{queue!=""}'
+  backend: second
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+`
+	mapper := config.DefaultRESTMapper()
+	set, err := ruleset.ParseWith([]byte(rules), ruleset.Options{Mapper: mapper, Backends: []string{"second"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1_700_000_000, 0)
+	backend := func(metric string, value float64) *rangeFake {
+		return &rangeFake{
+			Client: &fake.Client{SeriesByMatch: map[string][]fake.Series{
+				metric + `{queue!=""}`: {{Name: metric, Labels: map[string]string{"queue": "q"}}},
+			}},
+			start: start, step: time.Minute, series: []model.Metric{{"queue": "q"}},
+			value: func(int, int) float64 { return value },
+		}
+	}
+	def, second := backend("queue", 1), backend("jobs", 2)
+	r, err := New(Options{Rules: set, Client: def, Backends: map[string]Client{"second": second}, Mapper: mapper,
+		NaNValues: config.NaNZero, Range: Range{Start: start, End: start.Add(4 * time.Minute), Step: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := func(name string) autoscalingv2.MetricSpec {
+		return autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: name}, Target: averageValue("1")}}
+	}
+	jobs, err := r.Series(context.Background(), ext("jobs"), Query{Namespace: "ns"})
+	if err != nil || jobs.Values[0] != 2000 {
+		t.Fatalf("jobs: %v %v, want 2 from the second backend", jobs.Values, err)
+	}
+	if len(second.calls) != 1 || len(def.calls) != 0 {
+		t.Errorf("range queries: default %d, second %d; want the jobs query on second only", len(def.calls), len(second.calls))
+	}
+	queue, err := r.Series(context.Background(), ext("queue"), Query{Namespace: "ns"})
+	if err != nil || queue.Values[0] != 1000 || len(def.calls) != 1 || len(second.calls) != 1 {
+		t.Errorf("queue: %v %v (default %d, second %d queries), want 1 from the default backend", queue.Values, err, len(def.calls), len(second.calls))
+	}
+}
