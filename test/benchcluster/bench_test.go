@@ -26,6 +26,9 @@ import (
 // ("5,50"), EBBFLOW_BENCH_WARMUP (15s), EBBFLOW_BENCH_WINDOW (45s),
 // EBBFLOW_BENCH_DELAY (100ms, the metrics API's latency),
 // EBBFLOW_BENCH_SCALING_UP_TO (the scaling variant only for N up to it),
+// EBBFLOW_BENCH_SETUP_QPS (kube-controller-manager's --kube-api-qps while
+// the workload is created, default 0: its own default of 20; its Deployment
+// and ReplicaSet controllers then need about N/4 seconds),
 // EBBFLOW_BENCH_CONTROLLERS (comma-separated ids of the contenders to run:
 // kcm-default, kcm-w<W>, ebbflow-w<W>, ebbflow-default; default all).
 //
@@ -63,9 +66,9 @@ func TestBenchCluster(t *testing.T) {
 	cts := contenders(cfg.workers, cfg.controllers)
 	for _, n := range cfg.ns {
 		ns := fmt.Sprintf("bench-%d", n)
-		times, err := createWorkload(ctx, c, ns, n)
-		line := fmt.Sprintf("N=%d: created %d Deployments and %d HPAs in %v; every Deployment reported its replica %v later",
-			n, n, n, times.create.Round(time.Second), times.ready.Round(time.Second))
+		times, err := r.setUp(ctx, ns, n)
+		line := fmt.Sprintf("N=%d: created %d Deployments and %d HPAs in %v; every Deployment reported its replica %v later (kube-controller-manager %s)",
+			n, n, n, times.create.Round(time.Second), times.ready.Round(time.Second), setupQPSNote(cfg.setupQPS))
 		if err != nil {
 			line = fmt.Sprintf("N=%d: created in %v, then: %v", n, times.create.Round(time.Second), err)
 		}
@@ -122,6 +125,7 @@ rules:
 type config struct {
 	ns, workers           []int
 	controllers           []string // contender ids; empty: all
+	setupQPS              int      // kube-controller-manager's --kube-api-qps during set-up; 0: default
 	scalingUpTo           int
 	variants              []string
 	warmup, window, delay time.Duration
@@ -152,6 +156,9 @@ func configFromEnv(t *testing.T) config {
 		warmup:   durOf("EBBFLOW_BENCH_WARMUP", "15s"), window: durOf("EBBFLOW_BENCH_WINDOW", "45s"),
 		delay:       durOf("EBBFLOW_BENCH_DELAY", "100ms"),
 		scalingUpTo: ints("EBBFLOW_BENCH_SCALING_UP_TO", "1000000")[0],
+	}
+	if v := os.Getenv("EBBFLOW_BENCH_SETUP_QPS"); v != "" {
+		cfg.setupQPS = ints("EBBFLOW_BENCH_SETUP_QPS", "")[0]
 	}
 	if v := os.Getenv("EBBFLOW_BENCH_CONTROLLERS"); v != "" {
 		for _, id := range strings.Split(v, ",") {
@@ -223,6 +230,13 @@ func contenders(workers []int, only []string) []contender {
 		}
 	}
 	return out
+}
+
+func setupQPSNote(qps int) string {
+	if qps == 0 {
+		return "at its default --kube-api-qps 20"
+	}
+	return fmt.Sprintf("at --kube-api-qps %d during the set-up only", qps)
 }
 
 // loadAverage returns the 1, 5 and 15 minute load averages ("?" if

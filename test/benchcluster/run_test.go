@@ -5,6 +5,7 @@ package benchcluster
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -218,6 +219,27 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// setUp creates the workload of n objects in ns (createWorkload) with
+// kube-controller-manager's HPA controller off and, if cfg.setupQPS is set,
+// its client rate limit raised, then restarts it with its defaults.
+func (r *runner) setUp(ctx context.Context, ns string, n int) (workloadTimes, error) {
+	if err := r.stopHPAs(ctx); err != nil {
+		return workloadTimes{}, err
+	}
+	if r.cfg.setupQPS > 0 {
+		qps := strconv.Itoa(r.cfg.setupQPS)
+		if err := r.c.RestartControllerManager(ctx, cluster.ControllerManagerOptions{DisableHPAController: true,
+			Args: []string{"--kube-api-qps=" + qps, "--kube-api-burst=" + qps}}); err != nil {
+			return workloadTimes{}, err
+		}
+	}
+	times, err := createWorkload(ctx, r.c, ns, n)
+	if err != nil || r.cfg.setupQPS == 0 {
+		return times, err
+	}
+	return times, r.c.RestartControllerManager(ctx, cluster.ControllerManagerOptions{DisableHPAController: true})
 }
 
 // workloadTimes says how long createWorkload took: to create the objects,
