@@ -42,7 +42,7 @@ fuzz:
 bench:
 	hack/bench.sh
 
-## bench-cluster: kube-controller-manager's HPA controller and ebbflow-autoscaler (drop-in) one after the other on the local cluster against a 100 ms external metrics API; report in _output/bench/ (EBBFLOW_BENCH_N, _WORKERS, _VARIANTS, _WINDOW; see docs/benchmarks.md)
+## bench-cluster: kube-controller-manager's HPA controller and ebbflow-autoscaler (drop-in) one after the other on the local cluster against a 100 ms external metrics API; report in _output/bench/ (EBBFLOW_BENCH_N, _WORKERS, _VARIANTS, _WINDOW, _CONTROLLERS, _SETUP_QPS; see docs/benchmarks.md)
 bench-cluster:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 100m -v -run '^TestBenchCluster$$' ./test/benchcluster/ 2>&1 | tee _output/bench/cluster-$$(date -u +%Y%m%dT%H%M%SZ).log

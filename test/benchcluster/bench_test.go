@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,15 @@ import (
 // "200,1000"), EBBFLOW_BENCH_VARIANTS ("steady,scaling"), EBBFLOW_BENCH_WORKERS
 // ("5,50"), EBBFLOW_BENCH_WARMUP (15s), EBBFLOW_BENCH_WINDOW (45s),
 // EBBFLOW_BENCH_DELAY (100ms, the metrics API's latency),
-// EBBFLOW_BENCH_SCALING_UP_TO (the scaling variant only for N up to it).
+// EBBFLOW_BENCH_SCALING_UP_TO (the scaling variant only for N up to it),
+// EBBFLOW_BENCH_SETUP_QPS (kube-controller-manager's --kube-api-qps while
+// the workload is created, default 0: its own default of 20; its Deployment
+// and ReplicaSet controllers then need about N/4 seconds),
+// EBBFLOW_BENCH_CONTROLLERS (comma-separated ids of the contenders to run:
+// kcm-default, kcm-w<W>, ebbflow-w<W>, ebbflow-default; default all).
+//
+// kube-apiserver writes an audit log throughout (cluster.Options.AuditLog),
+// from which each controller's requests to it are counted.
 func TestBenchCluster(t *testing.T) {
 	cfg := configFromEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Minute)
@@ -42,7 +51,7 @@ func TestBenchCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stub.Close()
-	opts := cluster.Options{RulesYAML: []byte(rulesYAML), HPASyncPeriod: syncPeriod, DisableHPAController: true}
+	opts := cluster.Options{RulesYAML: []byte(rulesYAML), HPASyncPeriod: syncPeriod, DisableHPAController: true, AuditLog: true}
 	if testing.Verbose() {
 		opts.Log = os.Stdout
 	}
@@ -52,11 +61,21 @@ func TestBenchCluster(t *testing.T) {
 	}
 	r := &runner{t: t, c: c, stub: stub, values: values, reads: reads, cfg: cfg}
 	var report strings.Builder
-	fmt.Fprintf(&report, "# bench-cluster %s, nproc %d, metrics API delay %v, warm-up %v, window %v\n\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), cfg.delay, cfg.warmup, cfg.window)
+	fmt.Fprintf(&report, "# bench-cluster %s, nproc %d, load average %s, metrics API delay %v, warm-up %v, window %v\n\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAverage(), cfg.delay, cfg.warmup, cfg.window)
+	cts := contenders(cfg.workers, cfg.controllers)
 	for _, n := range cfg.ns {
 		ns := fmt.Sprintf("bench-%d", n)
-		if err := createWorkload(ctx, c, ns, n); err != nil {
+		times, err := r.setUp(ctx, ns, n)
+		line := fmt.Sprintf("N=%d: created %d Deployments and %d HPAs in %v; every Deployment reported its replica %v later (kube-controller-manager %s)",
+			n, n, n, times.create.Round(time.Second), times.ready.Round(time.Second), setupQPSNote(cfg.setupQPS))
+		if err != nil {
+			line = fmt.Sprintf("N=%d: created in %v, then: %v", n, times.create.Round(time.Second), err)
+		}
+		fmt.Fprintf(&report, "%s\n\n", line)
+		t.Log(line)
+		if err != nil {
+			writeReport(t, report.String())
 			t.Fatal(err)
 		}
 		for _, variant := range cfg.variants {
@@ -64,24 +83,30 @@ func TestBenchCluster(t *testing.T) {
 				continue
 			}
 			var results []Result
-			for _, ct := range contenders(cfg.workers) {
+			for _, ct := range cts {
 				res, err := r.run(ctx, ns, n, ct, variant == "scaling")
 				if err != nil {
+					writeReport(t, report.String())
 					t.Fatalf("N=%d %s %s: %v", n, variant, ct.name, err)
 				}
 				results = append(results, res)
 			}
-			table := Table(results, contenders(cfg.workers)[0].name)
-			fmt.Fprintf(&report, "## N=%d, %s\n\n%s\n", n, variant, table)
+			table := Table(results, kcmDefaultName) + "\nRequests to kube-apiserver per evaluation (audit log, by the controller's identity):\n\n" + APITable(results)
+			fmt.Fprintf(&report, "## N=%d, %s (ended %s, load average %s)\n\n%s\n", n, variant, time.Now().UTC().Format(time.TimeOnly), loadAverage(), table)
 			t.Logf("N=%d, %s:\n%s", n, variant, table)
 		}
 		if err := deleteNamespace(ctx, c.Client(), ns); err != nil {
 			t.Fatal(err)
 		}
 	}
+	writeReport(t, report.String())
+}
+
+// writeReport writes the report so far to _output/bench/cluster-<UTC time>.md.
+func writeReport(t *testing.T, report string) {
 	out := filepath.Join(repoRoot(t), "_output", "bench", "cluster-"+time.Now().UTC().Format("20060102T150405Z")+".md")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
-		_ = os.WriteFile(out, []byte(report.String()), 0o644)
+		_ = os.WriteFile(out, []byte(report), 0o644)
 		t.Logf("report: %s", out)
 	}
 }
@@ -99,6 +124,8 @@ rules:
 
 type config struct {
 	ns, workers           []int
+	controllers           []string // contender ids; empty: all
+	setupQPS              int      // kube-controller-manager's --kube-api-qps during set-up; 0: default
 	scalingUpTo           int
 	variants              []string
 	warmup, window, delay time.Duration
@@ -130,6 +157,21 @@ func configFromEnv(t *testing.T) config {
 		delay:       durOf("EBBFLOW_BENCH_DELAY", "100ms"),
 		scalingUpTo: ints("EBBFLOW_BENCH_SCALING_UP_TO", "1000000")[0],
 	}
+	if v := os.Getenv("EBBFLOW_BENCH_SETUP_QPS"); v != "" {
+		cfg.setupQPS = ints("EBBFLOW_BENCH_SETUP_QPS", "")[0]
+	}
+	if v := os.Getenv("EBBFLOW_BENCH_CONTROLLERS"); v != "" {
+		for _, id := range strings.Split(v, ",") {
+			cfg.controllers = append(cfg.controllers, strings.TrimSpace(id))
+		}
+		if len(contenders(cfg.workers, cfg.controllers)) != len(cfg.controllers) {
+			var ids []string
+			for _, ct := range contenders(cfg.workers, nil) {
+				ids = append(ids, ct.id)
+			}
+			t.Fatalf("EBBFLOW_BENCH_CONTROLLERS: %q names a controller that is not one of %s", v, strings.Join(ids, ","))
+		}
+	}
 	for _, v := range cfg.variants {
 		if v != "steady" && v != "scaling" {
 			t.Fatalf("EBBFLOW_BENCH_VARIANTS: %q is neither steady nor scaling", v)
@@ -147,29 +189,64 @@ func envOr(name, def string) string {
 
 // contender is one controller with its settings.
 type contender struct {
+	id   string // for EBBFLOW_BENCH_CONTROLLERS
 	name string
 	kcm  bool
 	args []string
 }
 
+// kcmDefault is kube-controller-manager's
+// --concurrent-horizontal-pod-autoscaler-syncs default.
+const kcmDefault = 5
+
+// kcmDefaultName names the baseline of the ratios.
+var kcmDefaultName = fmt.Sprintf("kcm w=%d (default)", kcmDefault)
+
 // contenders: kube-controller-manager at its default (first: the baseline)
 // and at each worker count, ebbflow-autoscaler at each worker count and at
-// its defaults.
-func contenders(workers []int) []contender {
-	const kcmDefault = 5 // --concurrent-horizontal-pod-autoscaler-syncs
+// its defaults; only those whose id is in only, unless only is empty.
+func contenders(workers []int, only []string) []contender {
 	ebbDefault := app.NewOptions().Workers
-	out := []contender{{name: fmt.Sprintf("kcm w=%d (default)", kcmDefault), kcm: true}}
+	all := []contender{{id: "kcm-default", name: kcmDefaultName, kcm: true}}
 	for _, w := range workers {
 		if w != kcmDefault {
-			out = append(out, contender{name: fmt.Sprintf("kcm w=%d", w), kcm: true, args: []string{"--concurrent-horizontal-pod-autoscaler-syncs=" + strconv.Itoa(w)}})
+			all = append(all, contender{id: fmt.Sprintf("kcm-w%d", w), name: fmt.Sprintf("kcm w=%d", w), kcm: true,
+				args: []string{"--concurrent-horizontal-pod-autoscaler-syncs=" + strconv.Itoa(w)}})
 		}
 	}
 	for _, w := range workers {
 		if w != ebbDefault {
-			out = append(out, contender{name: fmt.Sprintf("ebbflow w=%d", w), args: []string{"--workers=" + strconv.Itoa(w)}})
+			all = append(all, contender{id: fmt.Sprintf("ebbflow-w%d", w), name: fmt.Sprintf("ebbflow w=%d", w), args: []string{"--workers=" + strconv.Itoa(w)}})
 		}
 	}
-	return append(out, contender{name: fmt.Sprintf("ebbflow w=%d (default)", ebbDefault)})
+	all = append(all, contender{id: "ebbflow-default", name: fmt.Sprintf("ebbflow w=%d (default)", ebbDefault)})
+	if len(only) == 0 {
+		return all
+	}
+	var out []contender
+	for _, ct := range all {
+		if slices.Contains(only, ct.id) {
+			out = append(out, ct)
+		}
+	}
+	return out
+}
+
+func setupQPSNote(qps int) string {
+	if qps == 0 {
+		return "at its default --kube-api-qps 20"
+	}
+	return fmt.Sprintf("at --kube-api-qps %d during the set-up only", qps)
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages ("?" if
+// unknown).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
 
 func repoRoot(t *testing.T) string {

@@ -97,10 +97,29 @@ func TestOverrunsAndPercentile(t *testing.T) {
 func TestTable(t *testing.T) {
 	rs := []Result{
 		{Name: "kcm", N: 200, SyncPeriod: 15 * time.Second, Window: 10 * time.Second, Evals: 50, LagP50: 1, LagP99: math.NaN(), CPU: time.Second, StubRequests: 150},
-		{Name: "ebbflow", N: 200, SyncPeriod: 15 * time.Second, Window: 10 * time.Second, Evals: 130, CPU: time.Second, StubRequests: 390, Reactions: []time.Duration{time.Second}},
+		{Name: "ebbflow", N: 200, SyncPeriod: 15 * time.Second, Window: 10 * time.Second, Evals: 130, CPU: time.Second, StubRequests: 390, Reactions: []time.Duration{time.Second},
+			APIRequests: map[string]int{CatScaleGet: 130, CatMetrics: 390, CatEvents: 13}, APIServerCPU: 5 * time.Second},
 	}
 	out := Table(rs, "kcm")
-	for _, want := range []string{"| kcm | 200 | 5.0 (13.3) | 1s / – |", "| 2.6× |", "| 3.00 |", "1s / 1s (1)", "– (no object read twice"} {
+	for _, want := range []string{"| kcm | 200 | 5.0 (13.3) | 1s / – |", "| 2.6× |", "| 3.00 |", "1s / 1s (1)", "– (no object read twice", "| 3.00 | – | – |", "| 4.10 | 1s / 1s (1) |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestAPITable(t *testing.T) {
+	rs := []Result{
+		{Name: "kcm", N: 200, Window: 10 * time.Second, Evals: 50},
+		{Name: "ebbflow", N: 200, Window: 10 * time.Second, Evals: 130, APIServerCPU: 5 * time.Second, EtcdCPU: time.Second,
+			APIRequests: map[string]int{CatScaleGet: 130, CatMetrics: 390, CatEvents: 13}},
+	}
+	out := APITable(rs)
+	for _, want := range []string{
+		"| controller | N | evals | requests/eval | scale get | scale update | HPA status write |",
+		"| kcm | 200 | 50 | – | – | – |",
+		"| ebbflow | 200 | 130 | 4.10 | 1.00 | 0.00 | 0.00 | 0.00 | 0.10 | 3.00 | 0.00 | 0.00 | 0.50 | 0.10 |",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -5,6 +5,7 @@ package benchcluster
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -45,21 +46,26 @@ type probe struct {
 	evals     string
 	lag       string
 	lagLabels map[string]string
+	// user is the identity whose requests to kube-apiserver are counted.
+	user string
 }
 
 var (
 	kcmProbe = probe{component: cluster.KubeControllerManager,
 		evals: "horizontal_pod_autoscaler_controller_reconciliations_total",
-		lag:   "workqueue_queue_duration_seconds", lagLabels: map[string]string{"name": "horizontalpodautoscaler"}}
+		lag:   "workqueue_queue_duration_seconds", lagLabels: map[string]string{"name": "horizontalpodautoscaler"},
+		user: KCMHPAUser}
 	ebbProbe = probe{component: cluster.Autoscaler,
-		evals: "ebbflow_autoscaler_reconcile_duration_seconds", lag: "ebbflow_autoscaler_evaluation_lag_seconds"}
+		evals: "ebbflow_autoscaler_reconcile_duration_seconds", lag: "ebbflow_autoscaler_evaluation_lag_seconds",
+		user: EbbflowUser}
 )
 
 type snapshot struct {
-	at       time.Time
-	scrape   Scrape
-	proc     ProcSample
-	requests int64
+	at              time.Time
+	scrape          Scrape
+	proc            ProcSample
+	apiserver, etcd ProcSample
+	requests        int64
 }
 
 func (r *runner) snap(ctx context.Context, p probe) (snapshot, error) {
@@ -79,7 +85,34 @@ func (r *runner) snap(ctx context.Context, p probe) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	return snapshot{at: time.Now(), scrape: s, proc: ps, requests: r.stub.Requests()}, nil
+	out := snapshot{at: time.Now(), scrape: s, proc: ps, requests: r.stub.Requests()}
+	for comp, dst := range map[string]*ProcSample{cluster.KubeAPIServer: &out.apiserver, cluster.Etcd: &out.etcd} {
+		pid, err := r.c.Pid(comp)
+		if err != nil {
+			return snapshot{}, err
+		}
+		if *dst, err = ReadProc(pid); err != nil {
+			return snapshot{}, err
+		}
+	}
+	return out, nil
+}
+
+// auditGrace is how long after a window the audit log is read: kube-apiserver
+// writes its events asynchronously (batch mode).
+const auditGrace = 2 * time.Second
+
+// apiRequests counts, by Category, the requests user sent kube-apiserver
+// between two snapshots.
+func (r *runner) apiRequests(ctx context.Context, user string, from, to time.Time) (map[string]int, error) {
+	if err := sleep(ctx, auditGrace); err != nil {
+		return nil, err
+	}
+	counts, err := CountAuditDir(r.c.AuditLogDir(), []string{user}, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return counts.ByCategory(user), nil
 }
 
 // start runs ct alone: kube-controller-manager with its HPA controller and
@@ -156,6 +189,10 @@ func (r *runner) run(ctx context.Context, ns string, n int, ct contender, scalin
 	if err != nil {
 		return Result{}, err
 	}
+	api, err := r.apiRequests(ctx, p.user, before.at, after.at)
+	if err != nil {
+		return Result{}, err
+	}
 	lag := after.scrape.Histogram(p.lag, p.lagLabels).Sub(before.scrape.Histogram(p.lag, p.lagLabels))
 	res := Result{
 		Name: ct.name, N: n, SyncPeriod: syncPeriod, Window: after.at.Sub(before.at),
@@ -165,9 +202,13 @@ func (r *runner) run(ctx context.Context, ns string, n int, ct contender, scalin
 		CPU:          after.proc.CPU - before.proc.CPU,
 		RSS:          after.proc.RSS,
 		StubRequests: float64(after.requests - before.requests),
+		APIRequests:  api,
+		APIServerCPU: after.apiserver.CPU - before.apiserver.CPU,
+		EtcdCPU:      after.etcd.CPU - before.etcd.CPU,
 		Reactions:    reactions,
 	}
-	r.t.Logf("%s N=%d scaling=%v: %.0f evaluations in %v, %d first-metric reads logged", ct.name, n, scaling, res.Evals, res.Window.Round(time.Second), len(res.Overruns))
+	r.t.Logf("%s N=%d scaling=%v: %.0f evaluations in %v, %d first-metric reads logged, kube-apiserver requests by %s: %v",
+		ct.name, n, scaling, res.Evals, res.Window.Round(time.Second), len(res.Overruns), p.user, api)
 	return res, nil
 }
 
@@ -180,17 +221,46 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// setUp creates the workload of n objects in ns (createWorkload) with
+// kube-controller-manager's HPA controller off and, if cfg.setupQPS is set,
+// its client rate limit raised, then restarts it with its defaults.
+func (r *runner) setUp(ctx context.Context, ns string, n int) (workloadTimes, error) {
+	if err := r.stopHPAs(ctx); err != nil {
+		return workloadTimes{}, err
+	}
+	if r.cfg.setupQPS > 0 {
+		qps := strconv.Itoa(r.cfg.setupQPS)
+		if err := r.c.RestartControllerManager(ctx, cluster.ControllerManagerOptions{DisableHPAController: true,
+			Args: []string{"--kube-api-qps=" + qps, "--kube-api-burst=" + qps}}); err != nil {
+			return workloadTimes{}, err
+		}
+	}
+	times, err := createWorkload(ctx, r.c, ns, n)
+	if err != nil || r.cfg.setupQPS == 0 {
+		return times, err
+	}
+	return times, r.c.RestartControllerManager(ctx, cluster.ControllerManagerOptions{DisableHPAController: true})
+}
+
+// workloadTimes says how long createWorkload took: to create the objects,
+// and from then until every Deployment reported its replica.
+type workloadTimes struct {
+	create, ready time.Duration
+}
+
 // createWorkload creates namespace ns with n Deployments and their HPAs and
 // waits until every Deployment reports 1 replica.
-func createWorkload(ctx context.Context, c *cluster.Cluster, ns string, n int) error {
+func createWorkload(ctx context.Context, c *cluster.Cluster, ns string, n int) (workloadTimes, error) {
+	var times workloadTimes
 	cfg := c.RESTConfig()
 	cfg.QPS, cfg.Burst = 500, 1000
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return times, err
 	}
+	t0 := time.Now()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("namespace %s: %w", ns, err)
+		return times, fmt.Errorf("namespace %s: %w", ns, err)
 	}
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
@@ -212,14 +282,16 @@ func createWorkload(ctx context.Context, c *cluster.Cluster, ns string, n int) e
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return err
+		return times, err
 	}
-	return wait.PollUntilContextTimeout(ctx, 2*time.Second, workloadTimeout, true, func(ctx context.Context) (bool, error) {
+	times.create = time.Since(t0)
+	t1, ready := time.Now(), 0
+	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, workloadTimeout, true, func(ctx context.Context) (bool, error) {
 		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
-		ready := 0
+		ready = 0
 		for _, d := range list.Items {
 			if d.Status.Replicas == 1 {
 				ready++
@@ -227,6 +299,11 @@ func createWorkload(ctx context.Context, c *cluster.Cluster, ns string, n int) e
 		}
 		return ready == n, nil
 	})
+	times.ready = time.Since(t1)
+	if err != nil {
+		return times, fmt.Errorf("%d of %d Deployments report their replica after %v: %w", ready, n, times.ready.Round(time.Second), err)
+	}
+	return times, nil
 }
 
 // resetReplicas sets every Deployment of ns back to 1 replica and waits

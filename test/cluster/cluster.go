@@ -72,6 +72,11 @@ type Options struct {
 	// twice: the later wins, or repeats for repeatable flags). Change them for
 	// the next start with SetAdapterArgs.
 	AdapterArgs []string
+	// AuditLog makes kube-apiserver write an audit log of every request
+	// (Metadata level, one event per completed request; see AuditLogDir),
+	// e.g. to count a controller's requests by user. Off by default: it costs
+	// kube-apiserver CPU and disk.
+	AuditLog bool
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
 	// means a new temporary directory that Stop removes. A given Dir is kept
 	// after Stop. It must be empty or a Dir of an earlier cluster, whose
@@ -319,7 +324,7 @@ func prepareDir(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, dirMarker)); err != nil && len(entries) > 0 {
 		return fmt.Errorf("work directory %s is not empty and was not made by a cluster (no %s)", dir, dirMarker)
 	}
-	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "thanos", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs"}
+	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "thanos", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs", auditDir}
 	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler} {
 		stale = append(stale, comp+".log")
 	}

@@ -63,7 +63,11 @@ func (c *Cluster) startEtcd(ctx context.Context) error {
 // front-proxy setup the aggregation layer needs, and waits for /readyz.
 func (c *Cluster) startAPIServer(ctx context.Context) error {
 	p := c.pki
-	p0, err := c.launch(KubeAPIServer, c.tools.apiserver, []string{
+	audit, err := c.auditArgs()
+	if err != nil {
+		return err
+	}
+	p0, err := c.launch(KubeAPIServer, c.tools.apiserver, append([]string{
 		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcd),
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
@@ -88,7 +92,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--proxy-client-key-file=" + p.proxyClient,
 		"--allow-privileged=true",
 		"--profiling=false",
-	})
+	}, audit...))
 	if err != nil {
 		return err
 	}
