@@ -79,14 +79,10 @@ func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (stri
 // DecisionInStatus implements Backend: status.lastDecision.
 func (b *AutoscalerBackend) DecisionInStatus() bool { return true }
 
-// WriteDecision implements Backend; Autoscalers keep the record in status.
-func (b *AutoscalerBackend) WriteDecision(context.Context, *Object, *v1alpha1.DecisionRecord) (string, error) {
-	return "", errors.New("the decision record of an Autoscaler is written with its status")
-}
-
-// WriteScaleEvents implements Backend; Autoscalers keep them in status.
-func (b *AutoscalerBackend) WriteScaleEvents(context.Context, *Object, string) (string, error) {
-	return "", errors.New("the scale events of an Autoscaler are written with its status")
+// WriteAnnotations implements Backend; Autoscalers keep the record and the
+// scale events in status.
+func (b *AutoscalerBackend) WriteAnnotations(context.Context, *Object, *v1alpha1.DecisionRecord, bool) (string, error) {
+	return "", errors.New("the decision record and scale events of an Autoscaler are written with its status")
 }
 
 // proportionalOf returns the ClusterProportional metrics with their index.

@@ -44,7 +44,7 @@ type Object struct {
 	LastDecisionSignature string
 	// ScaleEvents are the stored rescales (behavior.EncodeEvents): read by
 	// Get, written by UpdateStatus where they are part of the status
-	// (DecisionInStatus), else by WriteScaleEvents
+	// (DecisionInStatus), else by WriteAnnotations
 	// (v1alpha1.ScaleEventsAnnotation).
 	ScaleEvents string
 	// Warnings are problems with the object's settings that do not stop its
@@ -76,23 +76,25 @@ type Backend interface {
 	UpdateStatus(ctx context.Context, obj *Object) (string, error)
 	// DecisionInStatus is true when the decision record and the scale
 	// events are part of the status (written by UpdateStatus), false when
-	// WriteDecision and WriteScaleEvents store them.
+	// WriteAnnotations stores them.
 	DecisionInStatus() bool
-	// WriteDecision stores rec apart from the status and returns the object's
-	// new resource version (only called when DecisionInStatus is false).
-	WriteDecision(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord) (string, error)
-	// WriteScaleEvents sets v1alpha1.ScaleEventsAnnotation to value (removes
-	// it when value is "") and returns the object's new resource version
-	// (only called when DecisionInStatus is false).
-	WriteScaleEvents(ctx context.Context, obj *Object, value string) (string, error)
+	// WriteAnnotations stores, apart from the status and in one write, rec
+	// (when not nil) and obj.ScaleEvents (when events; "" removes them), and
+	// returns the object's new resource version (only called when
+	// DecisionInStatus is false).
+	WriteAnnotations(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord, events bool) (string, error)
 }
 
-// annotationPatch is a merge patch setting (or, for "", removing) one
-// annotation.
-func annotationPatch(key, value string) ([]byte, error) {
-	var v any = value
-	if value == "" {
-		v = nil
+// annotationsPatch is a merge patch setting annotations; a "" value removes
+// its annotation.
+func annotationsPatch(values map[string]string) ([]byte, error) {
+	annotations := make(map[string]any, len(values))
+	for k, v := range values {
+		if v == "" {
+			annotations[k] = nil
+		} else {
+			annotations[k] = v
+		}
 	}
-	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
+	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -133,27 +132,21 @@ func (b *HPABackend) UpdateStatus(ctx context.Context, obj *Object) (string, err
 // DecisionInStatus implements Backend: HPAs keep the record in an annotation.
 func (b *HPABackend) DecisionInStatus() bool { return false }
 
-// WriteScaleEvents implements Backend with a merge patch of the annotation.
-func (b *HPABackend) WriteScaleEvents(ctx context.Context, obj *Object, value string) (string, error) {
-	patch, err := annotationPatch(v1alpha1.ScaleEventsAnnotation, value)
-	if err != nil {
-		return "", err
+// WriteAnnotations implements Backend with one merge patch of the
+// annotations (no resource version precondition: it touches nothing else).
+func (b *HPABackend) WriteAnnotations(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord, events bool) (string, error) {
+	values := map[string]string{}
+	if rec != nil {
+		value, err := record.Encode(rec)
+		if err != nil {
+			return "", err
+		}
+		values[v1alpha1.LastDecisionAnnotation] = value
 	}
-	updated, err := b.client.HorizontalPodAutoscalers(obj.Namespace).Patch(ctx, obj.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil {
-		return "", err
+	if events {
+		values[v1alpha1.ScaleEventsAnnotation] = obj.ScaleEvents
 	}
-	return updated.ResourceVersion, nil
-}
-
-// WriteDecision implements Backend with a merge patch of the annotation (no
-// resource version precondition: it touches nothing else).
-func (b *HPABackend) WriteDecision(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord) (string, error) {
-	value, err := record.Encode(rec)
-	if err != nil {
-		return "", err
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.LastDecisionAnnotation: value}}})
+	patch, err := annotationsPatch(values)
 	if err != nil {
 		return "", err
 	}

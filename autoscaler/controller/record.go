@@ -153,19 +153,21 @@ func (ev *evaluation) write(ctx context.Context, in record.Input, outline *v1alp
 	if statusChanged {
 		err = ev.updateStatus(ctx)
 	}
-	if recordChanged && err == nil {
-		rec := record.Build(in)
-		rv, werr := ev.b.WriteDecision(ctx, ev.obj, &rec)
-		if werr != nil {
-			return fmt.Errorf("failed to record the decision for %s: %w", ev.obj.Name, werr)
-		}
-		ev.c.writes.wrote(ev.key, rv)
-		ev.c.deps.SelfMetrics.apiWrite("decision")
+	if err != nil || (!recordChanged && !eventsChanged) {
+		return err
 	}
-	if eventsChanged && err == nil {
-		err = ev.writeScaleEvents(ctx)
+	var rec *v1alpha1.DecisionRecord
+	if recordChanged {
+		built := record.Build(in)
+		rec = &built
 	}
-	return err
+	rv, err := ev.b.WriteAnnotations(ctx, ev.obj, rec, eventsChanged)
+	if err != nil {
+		return fmt.Errorf("failed to store the decision record and scale events of %s: %w", ev.obj.Name, err)
+	}
+	ev.c.writes.wrote(ev.key, rv)
+	ev.c.deps.SelfMetrics.apiWrite("annotations")
+	return nil
 }
 
 func (ev *evaluation) updateStatus(ctx context.Context) error {

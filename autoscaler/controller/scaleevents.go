@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
@@ -47,16 +46,4 @@ func (ev *evaluation) stageScaleEvents(scaled bool) bool {
 	}
 	ev.obj.ScaleEvents = value
 	return true
-}
-
-// writeScaleEvents stores obj.ScaleEvents where they are not part of the
-// status (drop-in HPAs: an annotation).
-func (ev *evaluation) writeScaleEvents(ctx context.Context) error {
-	rv, err := ev.b.WriteScaleEvents(ctx, ev.obj, ev.obj.ScaleEvents)
-	if err != nil {
-		return fmt.Errorf("failed to store the scale events of %s: %w", ev.obj.Name, err)
-	}
-	ev.c.writes.wrote(ev.key, rv)
-	ev.c.deps.SelfMetrics.apiWrite("scale-events")
-	return nil
 }

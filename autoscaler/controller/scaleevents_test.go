@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -21,10 +22,11 @@ func twoPodsPerMinute() *autoscalingv2.HorizontalPodAutoscalerBehavior {
 	}}
 }
 
-// scaleEventsPatch returns the annotation value of the last patch of the HPA.
-func scaleEventsPatch(t *testing.T, f *fixture) (string, bool) {
+// annotationPatches returns the annotations each merge patch of the HPA sets
+// (nil: removed), in order.
+func annotationPatches(t *testing.T, f *fixture) []map[string]*string {
 	t.Helper()
-	value, found := "", false
+	var out []map[string]*string
 	for _, a := range f.kube.Actions() {
 		p, ok := a.(core.PatchAction)
 		if !ok {
@@ -38,11 +40,32 @@ func scaleEventsPatch(t *testing.T, f *fixture) (string, bool) {
 		if err := json.Unmarshal(p.GetPatch(), &m); err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := m.Metadata.Annotations[v1alpha1.ScaleEventsAnnotation]; ok && v != nil {
+		out = append(out, m.Metadata.Annotations)
+	}
+	return out
+}
+
+// scaleEventsPatch returns the annotation value of the last patch of the HPA.
+func scaleEventsPatch(t *testing.T, f *fixture) (string, bool) {
+	t.Helper()
+	value, found := "", false
+	for _, annotations := range annotationPatches(t, f) {
+		if v, ok := annotations[v1alpha1.ScaleEventsAnnotation]; ok && v != nil {
 			value, found = *v, true
 		}
 	}
 	return value, found
+}
+
+// patchedAnnotations returns, for each patch of the HPA, the annotation keys it
+// sets, sorted.
+func patchedAnnotations(t *testing.T, f *fixture) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, annotations := range annotationPatches(t, f) {
+		out = append(out, slices.Sorted(maps.Keys(annotations)))
+	}
+	return out
 }
 
 // A replica that takes over right after a rescale reads the stored scale
@@ -67,6 +90,9 @@ func TestScaleEventsSurviveTakeover(t *testing.T) {
 	stored, ok := scaleEventsPatch(t, first)
 	if !ok {
 		t.Fatal("the rescale was not stored")
+	}
+	if patches := patchedAnnotations(t, first); len(patches) != 1 || !slices.Equal(patches[0], []string{v1alpha1.LastDecisionAnnotation, v1alpha1.ScaleEventsAnnotation}) {
+		t.Errorf("patches of the annotations = %v, want one patch of the decision record and the scale events", patches)
 	}
 
 	for _, tc := range []struct {

@@ -52,7 +52,7 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "api_writes_total",
-			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), decision (the last-decision annotation of drop-in HPAs), scale-events (the scale-events annotation of drop-in HPAs with a behavior).",
+			Help:      "Writes of the autoscaler objects by the controller: status (status subresource, with the decision record for Autoscalers), annotations (one patch of the last-decision and, after a rescale, scale-events annotations of drop-in HPAs).",
 		}, []string{"kind"}),
 		fallbacks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "ebbflow_autoscaler",
