@@ -7,23 +7,27 @@ import "time"
 // scraped while Prometheus was down, and the first relist after it comes back may
 // run before the next scrape. Replacing the registry with that relist would drop
 // metrics that HPAs use (404 for one relist interval after every outage longer
-// than MaxAge). So a backend that had a failed relist within the last MaxAge keeps
-// the entries its new relist does not list; they are dropped by the first
-// successful relist that starts more than MaxAge after that failure. Because
-// MaxAge is at least the relist interval, that relist comes at least one interval
-// after Prometheus answered again, when every live target has been scraped.
+// than MaxAge). So after a failed relist of a backend, its successful relists
+// keep the entries they do not list as long as their window may still reach into
+// the outage: until a relist that starts MaxAge or more after the first
+// successful relist that followed the failure. That relist's window lies wholly
+// after Prometheus answered again, so it lists every series scraped within it.
 
 // carryOver returns the registry a successful relist of backend stores: fresh,
-// plus — while the backend's last failure is within MaxAge of start and the
-// previous registry came from the same rules — the previous entries of backend
-// that fresh lacks. carried counts the latter.
+// plus — while the window of the relist started at start may reach into an
+// outage of the backend, and the previous registry came from the same rules —
+// the previous entries of backend that fresh lacks. carried counts the latter.
 func (d *Discoverer) carryOver(backend string, fresh, previous *Registry, start time.Time, sameRules bool) (reg *Registry, carried int) {
-	failed, ok := d.lastFailed[backend]
+	recovered, ok := d.recovered[backend]
 	if !ok {
 		return fresh, 0
 	}
-	if start.Sub(failed) > d.opts.MaxAge {
-		delete(d.lastFailed, backend)
+	if recovered.IsZero() {
+		recovered = start // the first success after a failure
+		d.recovered[backend] = recovered
+	}
+	if start.Sub(recovered) >= d.opts.MaxAge {
+		delete(d.recovered, backend)
 		return fresh, 0
 	}
 	if !sameRules {
@@ -36,10 +40,11 @@ func (d *Discoverer) carryOver(backend string, fresh, previous *Registry, start 
 	return reg, custom - freshCustom + external - freshExternal
 }
 
-// relistFailed remembers when backend's relist failed.
-func (d *Discoverer) relistFailed(backend string, start time.Time) {
-	if d.lastFailed == nil {
-		d.lastFailed = map[string]time.Time{}
+// relistFailed marks backend as failing: its next successful relist is the first
+// after an outage.
+func (d *Discoverer) relistFailed(backend string) {
+	if d.recovered == nil {
+		d.recovered = map[string]time.Time{}
 	}
-	d.lastFailed[backend] = start
+	d.recovered[backend] = time.Time{}
 }

@@ -16,7 +16,7 @@ import (
 
 // TestRelistAfterOutageKeepsUnlistedMetrics: the first relist after a Prometheus
 // outage longer than MaxAge lists nothing (no scrape yet); the metrics stay served
-// until a relist that starts more than MaxAge after the last failure.
+// until a relist that starts MaxAge after the first successful relist.
 func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 	const maxAge = time.Minute
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
@@ -46,7 +46,9 @@ func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 	if !served() {
 		t.Fatal("metrics not discovered")
 	}
-	// Prometheus down for two relists, then back with nothing scraped yet.
+	// Prometheus down for two relists, then back with nothing scraped yet. The
+	// relists come one max age (the default relist interval) apart, give or take
+	// the ticker's jitter.
 	client.SetErr(errors.New("connection refused"))
 	clk.Step(maxAge)
 	relist(true)
@@ -54,7 +56,7 @@ func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 	relist(true)
 	client.SetErr(nil)
 	client.SeriesByMatch = map[string][]fake.Series{}
-	clk.Step(maxAge)
+	clk.Step(maxAge + time.Millisecond)
 	relist(false)
 	if !served() {
 		t.Fatal("metrics dropped by the first relist after the outage")
@@ -62,11 +64,19 @@ func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 	if got := carried(); got == 0 {
 		t.Error("carried_over_entries = 0 while metrics are kept")
 	}
-	// A relist more than MaxAge after the last failure drops what it does not list.
-	clk.Step(maxAge + time.Second)
+	// The next relist, less than a max age after the first success, may still
+	// reach into the outage.
+	clk.Step(maxAge - time.Millisecond)
+	relist(false)
+	if !served() {
+		t.Fatal("metrics dropped by a relist whose window reaches into the outage")
+	}
+	// A relist one max age after the first success lists what was scraped since:
+	// what it does not list is gone.
+	clk.Step(time.Millisecond)
 	relist(false)
 	if served() {
-		t.Error("metrics still served by a relist more than MaxAge after the outage")
+		t.Error("metrics still served by a relist whose window lies after the outage")
 	}
 	if got := carried(); got != 0 {
 		t.Errorf("carried_over_entries = %v, want 0", got)

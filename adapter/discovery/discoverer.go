@@ -70,7 +70,7 @@ type Discoverer struct {
 	lastTryBytes int
 	limiter      *rate.Limiter
 	onDemandSF   singleflight.Group
-	lastFailed   map[string]time.Time // by backend: start of its last failed relist (see carryOver)
+	recovered    map[string]time.Time // by backend after a failed relist: start of the first successful one since (zero while failing; see carryOver)
 	regGen       uint64               // rulesGen of the last relist stored
 }
 
@@ -172,7 +172,7 @@ func (d *Discoverer) Relist(ctx context.Context) error {
 		d.metrics.observeRelist(backendLabel(b.name), r.elapsed, r.err)
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("backend %q: %w", backendLabel(b.name), r.err))
-			d.relistFailed(b.name, start)
+			d.relistFailed(b.name)
 			parts = append(parts, current.only(b.name))
 			continue
 		}

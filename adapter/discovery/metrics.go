@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"backend", "limit"}),
 		carried: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "carried_over_entries",
-			Help: "Registry entries kept by the last relist although it did not list their series, because the backend failed within the max age, by backend.",
+			Help: "Registry entries kept by the last relist although it did not list their series, because its window reaches into an outage of the backend, by backend.",
 		}, []string{"backend"}),
 	}
 	for _, c := range []prometheus.Collector{m.duration, m.lastSuccess, m.series, m.entries, m.onDemand, m.limited, m.carried} {
