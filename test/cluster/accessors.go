@@ -66,11 +66,10 @@ func (c *Cluster) LogTail(component string, n int) string { return logTail(c.log
 // header, for failure reports.
 func (c *Cluster) DumpLogs(n int) string {
 	var b strings.Builder
-	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Prometheus, Adapter, Autoscaler} {
-		if comp == Autoscaler {
-			if _, err := os.Stat(c.logPath(comp)); err != nil {
-				continue // never started
-			}
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Prometheus, Adapter, Autoscaler,
+		Containerd, Kubelet, KubeScheduler, KubeProxy} {
+		if _, err := os.Stat(c.logPath(comp)); err != nil {
+			continue // never started
 		}
 		fmt.Fprintf(&b, "===== %s (%s), last %d lines =====\n%s\n", comp, c.logPath(comp), n, c.LogTail(comp, n))
 	}
@@ -96,9 +95,16 @@ func (c *Cluster) Stop() error {
 	prom, ha := c.prom, c.ha
 	c.mu.Unlock()
 
-	// Clients of kube-apiserver first, etcd last, so nothing spends its grace
-	// period retrying a server that is already gone.
-	for _, stage := range [][]string{{Autoscaler, Adapter, Kwok, KubeControllerManager}, {KubeAPIServer}, {Etcd}} {
+	// Clients of kube-apiserver first, then the real node (its pods deleted
+	// through kube-apiserver), etcd last, so nothing spends its grace period
+	// retrying a server that is already gone.
+	var errs []error
+	for i, stage := range [][]string{{Autoscaler, Adapter, Kwok, KubeControllerManager}, {KubeAPIServer}, {Etcd}} {
+		if i == 1 {
+			if err := c.stopRealNode(procs); err != nil {
+				errs = append(errs, fmt.Errorf("stop the real node: %w", err))
+			}
+		}
 		var wg sync.WaitGroup
 		for _, name := range stage {
 			if p := procs[name]; p != nil {
@@ -111,7 +117,6 @@ func (c *Cluster) Stop() error {
 	for _, p := range procs { // anything not named above
 		p.Stop(stopGrace)
 	}
-	var errs []error
 	if ha != nil {
 		if err := ha.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close highly available prometheus: %w", err))

@@ -77,6 +77,19 @@ type Options struct {
 	// e.g. to count a controller's requests by user. Off by default: it costs
 	// kube-apiserver CPU and disk.
 	AuditLog bool
+	// RealNode adds a real node (kubelet, containerd, runc, the CNI bridge),
+	// kube-scheduler and kube-proxy next to kwok's fake Nodes, which are then
+	// tainted NoSchedule (pods that name a kwok Node still run there). Needs
+	// root and Debian's containerd, runc and CNI plugins (hack/install-node.sh);
+	// one real node runs on a machine at a time (a lock). kube-apiserver then
+	// listens on the pod network's gateway (APIServerHost), not loopback.
+	RealNode bool
+	// PauseImageTarball is the sandbox image tarball for the real node
+	// (default: built with hack/image into _output/images).
+	PauseImageTarball string
+	// NoAdapter starts no ebbflow-adapter and registers no APIServices (e.g.
+	// for a test that installs the Helm chart); RulesYAML is then optional.
+	NoAdapter bool
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
 	// means a new temporary directory that Stop removes. A given Dir is kept
 	// after Stop. It must be empty or a Dir of an earlier cluster, whose
@@ -132,6 +145,12 @@ type Cluster struct {
 	autoscalerArgs []string   // command line of the last autoscaler started
 
 	kcm ControllerManagerOptions // of the running kube-controller-manager
+
+	// The real node (Options.RealNode).
+	node      nodePaths
+	nodePorts nodePorts
+	nodeLock  *nodeLock // held from prepareRealNode to stopRealNode
+	nodeOwner nodeOwner
 }
 
 // ports are the loopback ports of the cluster's components.
@@ -144,13 +163,16 @@ type ports struct {
 // only the start-up; the processes run until Stop, which the caller must call.
 // On error everything already started is stopped.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
-	if len(opts.RulesYAML) == 0 {
+	if len(opts.RulesYAML) == 0 && !opts.NoAdapter {
 		return nil, errors.New("cluster: Options.RulesYAML is required")
 	}
 	opts = opts.withDefaults()
-	apis, err := metricsAPIsFor(opts.RulesYAML)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+	var apis []metricsAPI
+	if !opts.NoAdapter {
+		var err error
+		if apis, err = metricsAPIsFor(opts.RulesYAML); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
 	}
 	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}, extraAdapterArgs: opts.AdapterArgs,
 		kcm: ControllerManagerOptions{DisableHPAController: opts.DisableHPAController}}
@@ -204,10 +226,16 @@ func (c *Cluster) start(ctx context.Context) error {
 	total := time.Now()
 	var err error
 	if err := c.step("locate tools", func() error {
-		c.tools, err = locateTools(ctx, c.opts.Log)
+		c.tools, err = locateTools(ctx, c.opts.Log, c.opts.RealNode)
 		return err
 	}); err != nil {
 		return err
+	}
+	if c.opts.RealNode {
+		// The guard goes in before any component can send a packet.
+		if err := c.step("real-node lock, sweep, bridge and guard", func() error { return c.prepareRealNode(ctx) }); err != nil {
+			return err
+		}
 	}
 	// The adapter build and Prometheus do not need the control plane.
 	buildDone := make(chan error, 1)
@@ -215,6 +243,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		t0 := time.Now()
 		err := buildAdapter(ctx, c.tools)
 		c.logf("built ebbflow-adapter in %v", since(t0))
+		if err == nil && c.opts.RealNode && c.opts.PauseImageTarball == "" {
+			c.opts.PauseImageTarball, err = buildPauseImage(ctx, c.tools)
+		}
 		buildDone <- err
 	}()
 	promDone := make(chan error, 1)
@@ -244,7 +275,12 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"kube-apiserver", c.startAPIServer},
 		{"kube-controller-manager", c.startControllerManager},
 		{"kwok and nodes", c.startKwok},
-		{"adapter RBAC, namespace and service", c.applyAdapterObjects},
+	}
+	if !c.opts.NoAdapter {
+		steps = append(steps, struct {
+			name string
+			fn   func(context.Context) error
+		}{"adapter RBAC, namespace and service", c.applyAdapterObjects})
 	}
 	for _, s := range steps {
 		if err := c.step(s.name, func() error { return s.fn(ctx) }); err != nil {
@@ -255,10 +291,17 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := errors.Join(buildErr, promErr); err != nil {
 		return err
 	}
-	if err := c.step("ebbflow-adapter and APIServices", func() error { return c.StartAdapter(ctx) }); err != nil {
-		return err
+	if c.opts.RealNode {
+		if err := c.step("real node (containerd, kubelet, kube-scheduler, kube-proxy)", func() error { return c.startRealNode(ctx) }); err != nil {
+			return err
+		}
 	}
-	c.logf("cluster ready in %v (dir %s, kube-apiserver https://127.0.0.1:%d)", since(total), c.dir, c.ports.apiserver)
+	if !c.opts.NoAdapter {
+		if err := c.step("ebbflow-adapter and APIServices", func() error { return c.StartAdapter(ctx) }); err != nil {
+			return err
+		}
+	}
+	c.logf("cluster ready in %v (dir %s, kube-apiserver %s)", since(total), c.dir, c.apiserverURL())
 	return nil
 }
 
@@ -325,7 +368,7 @@ func prepareDir(dir string) error {
 		return fmt.Errorf("work directory %s is not empty and was not made by a cluster (no %s)", dir, dirMarker)
 	}
 	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "thanos", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs", auditDir}
-	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler} {
+	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler, Containerd, Kubelet, KubeScheduler, KubeProxy} {
 		stale = append(stale, comp+".log")
 	}
 	for _, name := range stale {

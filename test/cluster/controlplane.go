@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +17,13 @@ const (
 	controllerMgrTimeout = 60 * time.Second
 )
 
+// sbinPath is PATH with the system directories appended: containerd finds
+// runc and its shim, kube-proxy iptables, there, also when the tests run with
+// a user's PATH.
+func sbinPath() string {
+	return "PATH=" + os.Getenv("PATH") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+}
+
 // launch starts a component with its log at <dir>/<name>.log and records it.
 func (c *Cluster) launch(name, bin string, args []string) (*process, error) {
 	c.mu.Lock()
@@ -24,7 +32,7 @@ func (c *Cluster) launch(name, bin string, args []string) (*process, error) {
 	if stopped {
 		return nil, fmt.Errorf("start %s: cluster is stopped", name)
 	}
-	p, err := startProcess(name, c.dir, c.logPath(name), bin, args, nil)
+	p, err := startProcess(name, c.dir, c.logPath(name), bin, args, []string{sbinPath()})
 	if err != nil {
 		return nil, err
 	}
@@ -67,18 +75,15 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p0, err := c.launch(KubeAPIServer, c.tools.apiserver, append([]string{
+	p0, err := c.launch(KubeAPIServer, c.tools.apiserver, append(append([]string{
 		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", c.ports.etcd),
-		"--bind-address=127.0.0.1",
+		"--bind-address=" + c.APIServerHost(),
 		"--secure-port=" + strconv.Itoa(c.ports.apiserver),
-		// The endpoint reconciler refuses loopback advertise addresses.
-		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + filepath.Join(c.dir, "kube-apiserver-certs"),
 		"--tls-cert-file=" + p.apiserverCert,
 		"--tls-private-key-file=" + p.apiserverKey,
 		"--client-ca-file=" + p.caFile,
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--service-account-key-file=" + p.saPub,
 		"--service-account-signing-key-file=" + p.saKey,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -92,7 +97,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 		"--proxy-client-key-file=" + p.proxyClient,
 		"--allow-privileged=true",
 		"--profiling=false",
-	}, audit...))
+	}, c.apiserverNodeArgs()...), audit...))
 	if err != nil {
 		return err
 	}
@@ -103,6 +108,26 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	return waitFor(ctx, "kube-apiserver /readyz", apiserverTimeout, p0, func(ctx context.Context) (bool, error) {
 		return probe(ctx, hc, c.apiserverURL()+"/readyz")
 	})
+}
+
+// apiserverNodeArgs are kube-apiserver's flags that depend on the real node.
+// Without one, it listens on loopback, which the endpoint reconciler refuses
+// to advertise. With one, it advertises the bridge's address (the kubernetes
+// Service's endpoint for pods), authorizes kubelets with the Node authorizer
+// and reaches them with a client certificate.
+func (c *Cluster) apiserverNodeArgs() []string {
+	if !c.opts.RealNode {
+		return []string{"--endpoint-reconciler-type=none", "--authorization-mode=RBAC"}
+	}
+	return []string{
+		"--advertise-address=" + podGateway,
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--kubelet-client-certificate=" + c.pki.kubeletClientCert,
+		"--kubelet-client-key=" + c.pki.kubeletClientKey,
+		"--kubelet-certificate-authority=" + c.pki.caFile,
+		"--kubelet-preferred-address-types=InternalIP",
+	}
 }
 
 // controllers returns kube-controller-manager's --controllers value.

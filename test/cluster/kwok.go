@@ -44,7 +44,12 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		return err
 	}
 	for _, name := range c.NodeNames() {
-		if _, err := c.client.CoreV1().Nodes().Create(ctx, fakeNode(name), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		n := fakeNode(name)
+		if c.opts.RealNode {
+			// Pods without a nodeName belong on the real node.
+			n.Spec.Taints = []corev1.Taint{{Key: KwokNodeAnnotation, Value: "fake", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		if _, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create node %s: %w", name, err)
 		}
 	}

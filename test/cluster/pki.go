@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +24,9 @@ const (
 	adapterUser       = "ebbflow-adapter"
 	frontProxyClient  = "front-proxy-client"
 	controllerMgrUser = "system:kube-controller-manager"
+	// kubeletAPIClient is kube-apiserver's user towards kubelets, bound to
+	// system:kubelet-api-admin.
+	kubeletAPIClient = "kube-apiserver-kubelet-client"
 )
 
 // pki holds the cluster's certificate authorities and the files written from
@@ -38,7 +42,9 @@ type pki struct {
 	proxyClientCert, proxyClient string // cert and key
 	saKey, saPub                 string
 	adapterCert, adapterKey      string
-	admin                        keyPair
+	// kube-apiserver's client certificate to kubelets (logs, exec, proxy).
+	kubeletClientCert, kubeletClientKey string
+	admin                               keyPair
 }
 
 // generatePKI creates the CAs, certificates, service account keys and the
@@ -77,7 +83,7 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 		cert, key  *string
 		keepAsPair *keyPair
 	}{
-		{p.clusterCA, certSpec{commonName: "kube-apiserver", server: true, ips: append(loopbackIPs(), net.ParseIP("10.96.0.1")),
+		{p.clusterCA, certSpec{commonName: "kube-apiserver", server: true, ips: append(loopbackIPs(), net.ParseIP(kubernetesServiceIP), net.ParseIP(podGateway)),
 			dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 			"apiserver", &p.apiserverCert, &p.apiserverKey, nil},
 		{p.frontProxyCA, certSpec{commonName: frontProxyClient}, "front-proxy-client", &p.proxyClientCert, &p.proxyClient, nil},
@@ -85,6 +91,8 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 			dnsNames: []string{adapterService + "." + adapterNamespace + ".svc", "localhost"}},
 			"adapter-serving", &p.adapterCert, &p.adapterKey, nil},
 		{p.clusterCA, certSpec{commonName: "kubernetes-admin", orgs: []string{"system:masters"}}, "admin", nil, nil, &p.admin},
+		{p.clusterCA, certSpec{commonName: kubeletAPIClient},
+			"apiserver-kubelet-client", &p.kubeletClientCert, &p.kubeletClientKey, nil},
 	}
 	for _, l := range leaves {
 		pair, err := l.ca.issue(l.spec)
@@ -131,7 +139,17 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 }
 
 func (c *Cluster) apiserverURL() string {
-	return fmt.Sprintf("https://127.0.0.1:%d", c.ports.apiserver)
+	return "https://" + net.JoinHostPort(c.APIServerHost(), strconv.Itoa(c.ports.apiserver))
+}
+
+// APIServerHost is the address kube-apiserver listens on: loopback, or with a
+// real node the pod network's gateway (reachable from the host and from pods;
+// never the machine's outside interface).
+func (c *Cluster) APIServerHost() string {
+	if c.opts.RealNode {
+		return podGateway
+	}
+	return "127.0.0.1"
 }
 
 // userNamePattern keeps user names usable as file names.

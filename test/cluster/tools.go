@@ -16,16 +16,25 @@ import (
 // modulePath is the module whose root holds hack/ and the tool cache.
 const modulePath = "github.com/ebbflow/ebbflow"
 
+// defaultTools are hack/build-tools.sh's default set (what a cluster without
+// a real node runs); realNodeTools are added for a real node.
+var (
+	defaultTools  = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd", "kwok"}
+	realNodeTools = []string{"kube-scheduler", "kubelet", "kube-proxy"}
+)
+
 // tools are the paths of the binaries a cluster runs.
 type tools struct {
-	repoRoot       string
-	apiserver      string
-	controllerMgr  string
-	kubectl        string
-	etcd           string
-	kwok           string
-	kwokStages     string
-	adapterBinPath string // where the adapter is built
+	repoRoot      string
+	apiserver     string
+	controllerMgr string
+	kubectl       string
+	etcd          string
+	kwok          string
+	kwokStages    string
+	// The real node's, located only for Options.RealNode.
+	kubelet, scheduler, proxy string
+	adapterBinPath            string // where the adapter is built
 }
 
 // findRepoRoot walks up from the working directory to the go.mod of the
@@ -51,12 +60,16 @@ func findRepoRoot() (string, error) {
 // locateTools runs hack/build-tools.sh --print-paths, which builds missing
 // tools (minutes on a fresh machine, nothing once cached; its progress goes to
 // log) and prints KEY=VALUE lines with their paths.
-func locateTools(ctx context.Context, log io.Writer) (tools, error) {
+func locateTools(ctx context.Context, log io.Writer, realNode bool) (tools, error) {
 	root, err := findRepoRoot()
 	if err != nil {
 		return tools{}, err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-tools.sh"), "--print-paths")
+	args := []string{"--print-paths"}
+	if realNode {
+		args = append(args, append(defaultTools, realNodeTools...)...)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-tools.sh"), args...)
 	cmd.Dir = root
 	cmd.Stderr = log
 	out, err := cmd.Output()
@@ -79,12 +92,19 @@ func locateTools(ctx context.Context, log io.Writer) (tools, error) {
 		kwok:           vals["KWOK"],
 		kwokStages:     vals["KWOK_STAGES"],
 		adapterBinPath: filepath.Join(root, "_output", "cluster", "ebbflow-adapter"),
+		kubelet:        vals["KUBELET"],
+		scheduler:      vals["KUBE_SCHEDULER"],
+		proxy:          vals["KUBE_PROXY"],
 	}
-	var errs []error
-	for name, p := range map[string]string{
+	want := map[string]string{
 		"KUBE_APISERVER": t.apiserver, "KUBE_CONTROLLER_MANAGER": t.controllerMgr, "KUBECTL": t.kubectl,
 		"ETCD": t.etcd, "KWOK": t.kwok, "KWOK_STAGES": t.kwokStages,
-	} {
+	}
+	if realNode {
+		want["KUBELET"], want["KUBE_SCHEDULER"], want["KUBE_PROXY"] = t.kubelet, t.scheduler, t.proxy
+	}
+	var errs []error
+	for name, p := range want {
 		if p == "" {
 			errs = append(errs, fmt.Errorf("hack/build-tools.sh printed no %s", name))
 			continue

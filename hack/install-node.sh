@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# install-node.sh installs what the local cluster's real node runs besides the
+# Kubernetes binaries (those come from hack/build-tools.sh): Debian's
+# containerd, runc, CNI plugins, iptables and conntrack.
+#
+# Contract:
+#   - Idempotent: packages already installed are left alone; apt-get update
+#     runs at most once, and only when something is missing.
+#   - Non-interactive, CI-safe; no service is left running: service starts are
+#     denied through policy-rc.d during the install, and a containerd service
+#     that started anyway is stopped (the real node runs its own containerd
+#     with its own root, state and socket).
+#   - Exits non-zero if a tool is still missing afterwards.
+set -euo pipefail
+
+log() { printf 'install-node: %s\n' "$*" >&2; }
+
+PACKAGES=(containerd runc containernetworking-plugins iptables conntrack)
+# command or file that proves each package is there, in the same order
+PROOFS=(/usr/bin/containerd /usr/sbin/runc /usr/lib/cni/bridge /usr/sbin/iptables /usr/sbin/conntrack)
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=(sudo -n); else
+		log "not root and sudo is unavailable; cannot install"
+		exit 1
+	fi
+fi
+
+missing=()
+for i in "${!PACKAGES[@]}"; do
+	[[ -e ${PROOFS[$i]} ]] || missing+=("${PACKAGES[$i]}")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+	log "already installed: ${PACKAGES[*]}"
+	exit 0
+fi
+command -v apt-get >/dev/null 2>&1 || { log "missing ${missing[*]} and apt-get is unavailable"; exit 1; }
+
+POLICY=/usr/sbin/policy-rc.d
+created_policy=false
+cleanup() { [[ $created_policy == true ]] && "${SUDO[@]}" rm -f "$POLICY"; return 0; }
+trap cleanup EXIT
+if [[ ! -e $POLICY ]]; then
+	printf '#!/bin/sh\n# added by hack/install-node.sh\nexit 101\n' | "${SUDO[@]}" tee "$POLICY" >/dev/null
+	"${SUDO[@]}" chmod 0755 "$POLICY"
+	created_policy=true
+fi
+
+APT_OPTS=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+log "running apt-get update"
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
+log "installing ${missing[*]}"
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${missing[@]}" </dev/null >&2
+
+if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
+	"${SUDO[@]}" systemctl disable --now containerd.service >/dev/null 2>&1 || true
+fi
+
+for i in "${!PACKAGES[@]}"; do
+	[[ -e ${PROOFS[$i]} ]] || { log "${PACKAGES[$i]} installed but ${PROOFS[$i]} is missing"; exit 1; }
+done
+containerd --version >&2

@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ebbflow/ebbflow/test/proc"
+)
+
+// The real node (Options.RealNode) is a kubelet with containerd, runc and the
+// CNI bridge, next to kwok's fake nodes, with kube-scheduler and kube-proxy.
+// Before anything starts, the run takes the machine's real-node lock, sweeps
+// what a killed earlier run left, and installs the guard that keeps every
+// packet of the pod and Service networks on the machine (node_net.go).
+// kube-apiserver then listens on the bridge's address, where pods reach it
+// through the kubernetes Service.
+
+// prepareRealNode takes the lock, sweeps, and installs the guard and the
+// bridge. It runs before etcd.
+func (c *Cluster) prepareRealNode(ctx context.Context) error {
+	lock, err := acquireNodeLock(ctx, c.logf)
+	if err != nil {
+		return err
+	}
+	c.nodeLock = lock
+	if stale, ok := readNodeOwner(); ok {
+		c.logf("sweeping what the real node of an earlier run left (%s)", stale.root)
+		if err := sweepNode(ctx, stale, c.tools.proxy); err != nil {
+			return fmt.Errorf("sweep an earlier run: %w", err)
+		}
+	}
+	// Anything of ours that outlived its record (a crash between steps).
+	if err := removeGuard(ctx); err != nil {
+		return err
+	}
+	c.node = newNodePaths(c.dir)
+	// What an earlier cluster in the same Dir left, now unmounted.
+	if err := os.RemoveAll(c.node.root); err != nil {
+		return fmt.Errorf("clean %s: %w", c.node.root, err)
+	}
+	if c.nodeOwner, err = recordNodeOwner(c.node.root); err != nil {
+		return err
+	}
+	for _, h := range cgroupHierarchies() {
+		if err := os.MkdirAll(filepath.Join(h, nodeCgroup), 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", nodeCgroup, err)
+		}
+	}
+	ps, err := proc.FreePorts(5)
+	if err != nil {
+		return err
+	}
+	c.nodePorts = nodePorts{kubelet: ps[0], kubeletHealthz: ps[1], scheduler: ps[2], proxyHealthz: ps[3], proxyMetrics: ps[4]}
+	return installGuard(ctx)
+}
+
+// startRealNode starts containerd, imports the pause image, and starts the
+// kubelet, kube-scheduler and kube-proxy; it returns once the Node is Ready
+// and a pod can reach kube-apiserver through the kubernetes Service.
+func (c *Cluster) startRealNode(ctx context.Context) error {
+	if _, err := c.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "ebbflow:" + kubeletAPIClient},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: kubeletAPIClient}},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("bind kube-apiserver's kubelet client: %w", err)
+	}
+	if err := c.startContainerd(ctx); err != nil {
+		return err
+	}
+	if _, err := c.ImportImage(ctx, c.opts.PauseImageTarball); err != nil {
+		return fmt.Errorf("pause image: %w", err)
+	}
+	for _, start := range []func(context.Context) error{c.startKubeProxy, c.startScheduler, c.startKubelet} {
+		if err := start(ctx); err != nil {
+			return err
+		}
+	}
+	return c.waitDefaultServiceAccount(ctx)
+}
+
+// waitDefaultServiceAccount waits until kube-controller-manager has created
+// the default ServiceAccount and root CA ConfigMap of the default namespace,
+// without which no pod with a token is admitted or started.
+func (c *Cluster) waitDefaultServiceAccount(ctx context.Context) error {
+	return waitFor(ctx, "default ServiceAccount and kube-root-ca.crt", controllerMgrTimeout, nil, func(ctx context.Context) (bool, error) {
+		if _, err := c.client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		_, err := c.client.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil, err
+	})
+}
+
+// stopRealNode deletes every pod (the kubelet stops their containers and
+// releases their network), stops the node's processes and sweeps. Stop calls
+// it after the clients of kube-apiserver stopped and before kube-apiserver.
+func (c *Cluster) stopRealNode(procs map[string]*process) error {
+	if c.nodeLock == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var errs []error
+	if procs[Kubelet] != nil && !procs[Kubelet].Exited() {
+		errs = append(errs, c.drainRealNode(ctx))
+	}
+	for _, name := range []string{Kubelet, KubeProxy, KubeScheduler, Containerd} {
+		if p := procs[name]; p != nil {
+			p.Stop(stopGrace)
+			delete(procs, name)
+		}
+	}
+	errs = append(errs, sweepNode(ctx, c.nodeOwner, c.tools.proxy))
+	c.nodeLock.release()
+	c.nodeLock = nil
+	return errors.Join(errs...)
+}
+
+// drainRealNode deletes the pods of the real node at once and waits until the
+// kubelet has removed them.
+func (c *Cluster) drainRealNode(ctx context.Context) error {
+	pods := c.client.CoreV1().Pods(metav1.NamespaceAll)
+	sel := metav1.ListOptions{FieldSelector: "spec.nodeName=" + RealNodeName}
+	list, err := pods.List(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("list pods of the real node: %w", err)
+	}
+	zero := int64(0)
+	for _, p := range list.Items {
+		_ = c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		out, err := c.ctr(ctx, "tasks", "ls", "-q")
+		return err == nil && out == "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("containers of the real node still running after its pods were deleted: %w", err)
+	}
+	return nil
+}
+
+// RealNodePod returns whether pod runs on the real node.
+func RealNodePod(pod *corev1.Pod) bool { return pod.Spec.NodeName == RealNodeName }
+
+// buildPauseImage builds the sandbox image tarball with hack/image (cached by
+// the go command and the tool: a second build costs about a second).
+func buildPauseImage(ctx context.Context, t tools) (string, error) {
+	dir := filepath.Join(t.repoRoot, "_output", "cluster", "images")
+	if _, err := BuildImages(ctx, t.repoRoot, dir, "pause"); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "pause.tar"), nil
+}

@@ -1,0 +1,186 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// containerd of the real node: Debian's containerd 1.6 with its root, state,
+// sockets, runc state, CNI configuration and IPAM data under <dir>/node, so
+// it shares nothing with a containerd of the machine.
+const (
+	Containerd = "containerd"
+	// PauseImage is the sandbox image, built locally (hack/image) and named
+	// as containerd's sandbox_image; never pulled.
+	PauseImage         = "registry.k8s.io/pause:3.10"
+	cniNetworkName     = "ebbflow"
+	containerdTimeout  = 30 * time.Second
+	containerdNS       = "k8s.io"
+	containerdCRIAgent = "io.containerd.grpc.v1.cri"
+)
+
+// nodePaths are the real node's directories and files.
+type nodePaths struct {
+	root                          string // <dir>/node
+	containerdRoot, containerdRun string
+	socket, config                string
+	runcRoot                      string
+	cniConf, cniData              string
+	kubeletRoot, resolvConf       string
+}
+
+func newNodePaths(dir string) nodePaths {
+	root := filepath.Join(dir, "node")
+	return nodePaths{
+		root:           root,
+		containerdRoot: filepath.Join(root, "containerd", "root"),
+		containerdRun:  filepath.Join(root, "containerd", "state"),
+		socket:         filepath.Join(root, "containerd", "containerd.sock"),
+		config:         filepath.Join(root, "containerd", "config.toml"),
+		runcRoot:       filepath.Join(root, "runc"),
+		cniConf:        filepath.Join(root, "cni", "net.d"),
+		cniData:        filepath.Join(root, "cni", "ipam"),
+		kubeletRoot:    filepath.Join(root, "kubelet"),
+		resolvConf:     filepath.Join(root, "resolv.conf"),
+	}
+}
+
+// containerdConfig is containerd's config.toml (version 2, containerd 1.6):
+// its own paths; restrict_oom_score_adj because runc here cannot lower
+// oom_score_adj; network namespaces under the state directory; the local
+// pause image; only the overlayfs and native snapshotters.
+func (p nodePaths) containerdConfig() string {
+	return fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = %q
+
+[ttrpc]
+  address = %q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = %q
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = %q
+        SystemdCgroup = false
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+`, p.containerdRoot, p.containerdRun, p.socket, p.socket+".ttrpc", PauseImage, p.cniConf, p.runcRoot,
+		filepath.Join(p.root, "containerd", "opt"))
+}
+
+// cniConfig is the pod network: the bridge (reused, created by the guard),
+// host-local addresses from podCIDR with their data under the run, no
+// masquerading (nothing may leave), and port mappings.
+func (p nodePaths) cniConfig() ([]byte, error) {
+	conf := map[string]any{
+		"cniVersion": "0.4.0",
+		"name":       cniNetworkName,
+		"plugins": []any{
+			map[string]any{
+				"type": "bridge", "bridge": nodeBridge, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+				"ipam": map[string]any{
+					"type":    "host-local",
+					"ranges":  [][]map[string]string{{{"subnet": podCIDR, "gateway": podGateway}}},
+					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
+					"dataDir": p.cniData,
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}
+	return json.MarshalIndent(conf, "", "  ")
+}
+
+// writeNodeFiles writes containerd's and the CNI configuration and the pods'
+// resolv.conf (a resolver on the pod's own loopback: a name lookup in a pod
+// fails inside the pod instead of asking a resolver off the machine).
+func (p nodePaths) writeNodeFiles() error {
+	for _, d := range []string{p.containerdRoot, p.containerdRun, p.runcRoot, p.cniConf, p.cniData, p.kubeletRoot} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	cni, err := p.cniConfig()
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		p.config: []byte(p.containerdConfig()),
+		filepath.Join(p.cniConf, "10-ebbflow.conflist"): cni,
+		p.resolvConf: []byte("nameserver 127.0.0.1\noptions ndots:1 attempts:1 timeout:1\n"),
+	}
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// startContainerd starts the node's containerd and waits until it answers.
+func (c *Cluster) startContainerd(ctx context.Context) error {
+	p := c.node
+	if err := p.writeNodeFiles(); err != nil {
+		return err
+	}
+	proc, err := c.launch(Containerd, "containerd", []string{"--config=" + p.config, "--log-level=warn"})
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "containerd", containerdTimeout, proc, func(ctx context.Context) (bool, error) {
+		_, err := c.ctr(ctx, "version")
+		return err == nil, err
+	})
+}
+
+// ctr runs Debian's ctr against the node's containerd in the k8s.io
+// namespace (the one the kubelet's images and containers live in).
+func (c *Cluster) ctr(ctx context.Context, args ...string) (string, error) {
+	return run(ctx, "ctr", append([]string{"--address", c.node.socket, "--namespace", containerdNS}, args...)...)
+}
+
+// ImportImage imports an OCI or Docker image tarball into the node's
+// containerd, for pods with imagePullPolicy IfNotPresent or Never; the names
+// come from the tarball. It returns the names imported.
+func (c *Cluster) ImportImage(ctx context.Context, tarball string) ([]string, error) {
+	if !c.opts.RealNode {
+		return nil, fmt.Errorf("import %s: the cluster has no real node", tarball)
+	}
+	out, err := c.ctr(ctx, "images", "import", "--platform", "linux/amd64", tarball)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for line := range strings.Lines(out) {
+		// ctr 1.6 prints "unpacking NAME (sha256:...)...done".
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "unpacking" {
+			names = append(names, f[1])
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("import %s: ctr imported no named image: %s", tarball, out)
+	}
+	return names, nil
+}

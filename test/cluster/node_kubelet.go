@@ -1,0 +1,203 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Components of the real node.
+const (
+	Kubelet       = "kubelet"
+	KubeScheduler = "kube-scheduler"
+	KubeProxy     = "kube-proxy"
+	// RealNodeName is the real node's Node name.
+	RealNodeName       = "ebbflow-node"
+	realNodeTimeout    = 90 * time.Second
+	schedulerTimeout   = 60 * time.Second
+	kubeProxyTimeout   = 60 * time.Second
+	kubeletSyncSeconds = 10
+)
+
+// nodePorts are the real node's ports: the kubelet serves on podGateway
+// (kube-apiserver and Prometheus reach it there), health endpoints on
+// loopback.
+type nodePorts struct {
+	kubelet, kubeletHealthz, scheduler, proxyHealthz, proxyMetrics int
+}
+
+// kubeletConfig is the KubeletConfiguration of the real node. What this
+// machine needs (see docs/real-node.md): cgroup v1 allowed, cgroupfs, no
+// oom_score_adj change, no iptables chains of the kubelet's, a resolv.conf of
+// the run's; image garbage collection off (the images were imported, there is
+// no registry to pull them again).
+func (c *Cluster) kubeletConfig(certFile, keyFile string) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: /%s
+address: %s
+port: %d
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: %s}
+authorization:
+  mode: Webhook
+containerRuntimeEndpoint: unix://%s
+resolvConf: %s
+clusterDomain: cluster.local
+makeIPTablesUtilChains: false
+oomScoreAdj: 0
+failSwapOn: false
+serializeImagePulls: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "50Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
+syncFrequency: %ds
+fileCheckFrequency: 10s
+nodeStatusUpdateFrequency: 5s
+podCIDR: %s
+maxPods: 110
+rotateCertificates: false
+serverTLSBootstrap: false
+shutdownGracePeriod: 0s
+`, nodeCgroup, podGateway, c.nodePorts.kubelet, c.nodePorts.kubeletHealthz, certFile, keyFile, c.pki.caFile,
+		c.node.socket, c.node.resolvConf, kubeletSyncSeconds, podCIDR)
+}
+
+// startKubelet starts the kubelet of the real node and waits until its Node
+// is Ready.
+func (c *Cluster) startKubelet(ctx context.Context) error {
+	pki := c.pki
+	serving, err := pki.clusterCA.issue(certSpec{commonName: RealNodeName, server: true,
+		ips: append(loopbackIPs(), net.ParseIP(podGateway)), dnsNames: []string{RealNodeName, "localhost"}})
+	if err != nil {
+		return err
+	}
+	certFile, keyFile, err := serving.write(pki.dir, "kubelet-serving")
+	if err != nil {
+		return err
+	}
+	client, err := pki.clusterCA.issue(certSpec{commonName: "system:node:" + RealNodeName, orgs: []string{"system:nodes"}})
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.writeKubeconfig("kubelet", client)
+	if err != nil {
+		return err
+	}
+	config := filepath.Join(c.node.root, "kubelet.yaml")
+	if err := os.WriteFile(config, []byte(c.kubeletConfig(certFile, keyFile)), 0o644); err != nil {
+		return fmt.Errorf("write kubelet configuration: %w", err)
+	}
+	p, err := c.launch(Kubelet, c.tools.kubelet, []string{
+		"--config=" + config,
+		"--kubeconfig=" + kubeconfig,
+		"--root-dir=" + c.node.kubeletRoot,
+		"--cert-dir=" + filepath.Join(c.node.root, "kubelet-certs"),
+		"--hostname-override=" + RealNodeName,
+		"--node-ip=" + podGateway,
+		"--node-labels=ebbflow.dev/node=real",
+		"--v=1",
+	})
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, "real node Ready", realNodeTimeout, p, func(ctx context.Context) (bool, error) {
+		n, err := c.client.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !nodeReady(n) {
+			return false, fmt.Errorf("node %s not Ready", RealNodeName)
+		}
+		return true, nil
+	})
+}
+
+// startScheduler starts kube-scheduler (pods of the real node need no
+// nodeName) and waits for /healthz.
+func (c *Cluster) startScheduler(ctx context.Context) error {
+	pair, err := c.pki.clusterCA.issue(certSpec{commonName: "system:kube-scheduler"})
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.writeKubeconfig("kube-scheduler", pair)
+	if err != nil {
+		return err
+	}
+	p, err := c.launch(KubeScheduler, c.tools.scheduler, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.nodePorts.scheduler),
+		"--leader-elect=false",
+		"--profiling=false",
+	})
+	if err != nil {
+		return err
+	}
+	hc, err := httpsClient(nil, nil)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", c.nodePorts.scheduler)
+	return waitFor(ctx, "kube-scheduler /healthz", schedulerTimeout, p, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, url)
+	})
+}
+
+// startKubeProxy starts kube-proxy in iptables mode, leaving the machine's
+// conntrack settings alone, waits until it has synced its rules and puts the
+// guard back in front of its jumps.
+func (c *Cluster) startKubeProxy(ctx context.Context) error {
+	pair, err := c.pki.clusterCA.issue(certSpec{commonName: "system:kube-proxy"})
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := c.writeKubeconfig("kube-proxy", pair)
+	if err != nil {
+		return err
+	}
+	p, err := c.launch(KubeProxy, c.tools.proxy, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--hostname-override=" + RealNodeName,
+		"--proxy-mode=iptables",
+		"--cluster-cidr=" + podCIDR,
+		"--nodeport-addresses=" + podGateway + "/32",
+		"--healthz-bind-address=127.0.0.1:" + strconv.Itoa(c.nodePorts.proxyHealthz),
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(c.nodePorts.proxyMetrics),
+		"--conntrack-max-per-core=0",
+		"--conntrack-tcp-timeout-established=0",
+		"--conntrack-tcp-timeout-close-wait=0",
+		"--v=1",
+	})
+	if err != nil {
+		return err
+	}
+	hc, err := httpsClient(nil, nil)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.nodePorts.proxyHealthz)
+	if err := waitFor(ctx, "kube-proxy /healthz", kubeProxyTimeout, p, func(ctx context.Context) (bool, error) {
+		return probe(ctx, hc, url)
+	}); err != nil {
+		return err
+	}
+	return reassertGuard(ctx)
+}
