@@ -28,7 +28,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler helm thanos)
+EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -57,12 +57,13 @@ usage() {
 describe() {
   LDX="" TAGS=""
   case "$1" in
-  kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+  kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
     MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
     PKGS=("k8s.io/kubernetes/cmd/$1") BINS=("$1")
     case "$1" in
     kube-apiserver) ESTIMATE="~4-7 min" ;;
     kube-controller-manager) ESTIMATE="~2-6 min, less after kube-apiserver" ;;
+    kubelet) ESTIMATE="~3-4 min, less after kube-apiserver" ;;
     *) ESTIMATE="~1-3 min, less after kube-apiserver" ;;
     esac
     ;;

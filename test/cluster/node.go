@@ -152,13 +152,3 @@ func (c *Cluster) drainRealNode(ctx context.Context) error {
 
 // RealNodePod returns whether pod runs on the real node.
 func RealNodePod(pod *corev1.Pod) bool { return pod.Spec.NodeName == RealNodeName }
-
-// buildPauseImage builds the sandbox image tarball with hack/image (cached by
-// the go command and the tool: a second build costs about a second).
-func buildPauseImage(ctx context.Context, t tools) (string, error) {
-	dir := filepath.Join(t.repoRoot, "_output", "cluster", "images")
-	if _, err := BuildImages(ctx, t.repoRoot, dir, "pause"); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "pause.tar"), nil
-}

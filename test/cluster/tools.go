@@ -131,3 +131,26 @@ func buildAdapter(ctx context.Context, t tools) error {
 	}
 	return nil
 }
+
+// ToolPath returns the path of a tool of hack/build-tools.sh (e.g. "helm"),
+// building it first if it is not cached.
+func ToolPath(ctx context.Context, name string) (string, error) {
+	root, err := findRepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-tools.sh"), "--print-paths", name)
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("hack/build-tools.sh --print-paths %s: %w", name, err)
+	}
+	key := strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "="
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("hack/build-tools.sh printed no %s", key)
+}
