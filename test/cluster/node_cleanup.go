@@ -122,6 +122,7 @@ func sweepNode(ctx context.Context, o nodeOwner, kubeProxy string) error {
 	killCgroupTree(nodeCgroup) // containers a dying shim left
 	errs = append(errs, unmountUnder(o.root))
 	errs = append(errs, removeCgroupTree(nodeCgroup))
+	errs = append(errs, unlinkCadvisorSocket(o.root))
 	if kubeProxy != "" {
 		if _, err := run(ctx, kubeProxy, "--cleanup"); err != nil {
 			errs = append(errs, err)

@@ -149,10 +149,47 @@ func (c *Cluster) startContainerd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, "containerd", containerdTimeout, proc, func(ctx context.Context) (bool, error) {
+	if err := waitFor(ctx, "containerd", containerdTimeout, proc, func(ctx context.Context) (bool, error) {
 		_, err := c.ctr(ctx, "version")
 		return err == nil, err
-	})
+	}); err != nil {
+		return err
+	}
+	return linkCadvisorSocket(p.socket, c.logf)
+}
+
+// cadvisorSocket is where the kubelet's built-in cAdvisor dials containerd
+// for the container labels of /metrics/cadvisor: a flag of the cAdvisor
+// library that the kubelet does not expose. The run links it to its own
+// socket when the path is free (no containerd of the machine's runs), and
+// the sweep removes the link.
+const cadvisorSocket = "/run/containerd/containerd.sock"
+
+func linkCadvisorSocket(socket string, logf func(string, ...any)) error {
+	if _, err := os.Lstat(cadvisorSocket); err == nil {
+		logf("%s exists (a containerd of the machine's?): /metrics/cadvisor will lack container labels", cadvisorSocket)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(cadvisorSocket), 0o711); err != nil {
+		return fmt.Errorf("link %s: %w", cadvisorSocket, err)
+	}
+	if err := os.Symlink(socket, cadvisorSocket); err != nil {
+		return fmt.Errorf("link %s: %w", cadvisorSocket, err)
+	}
+	return nil
+}
+
+// unlinkCadvisorSocket removes the link to a socket under root.
+func unlinkCadvisorSocket(root string) error {
+	target, err := os.Readlink(cadvisorSocket)
+	if err != nil || !strings.HasPrefix(target, root+"/") {
+		return nil
+	}
+	if err := os.Remove(cadvisorSocket); err != nil {
+		return fmt.Errorf("remove %s: %w", cadvisorSocket, err)
+	}
+	_ = os.Remove(filepath.Dir(cadvisorSocket)) // only if empty
+	return nil
 }
 
 // ctr runs Debian's ctr against the node's containerd in the k8s.io

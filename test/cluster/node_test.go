@@ -1,0 +1,382 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// TestRealNode runs real pods as a user's cluster does: a queue and a worker
+// of the sample application, under the restricted Pod Security Standard,
+// scheduled by kube-scheduler onto the kubelet, talking through a Service
+// (kube-proxy) from a pod, reached from the host through the same Service,
+// with the kubelet's resource metrics read through kube-apiserver. After Stop
+// nothing of the node is left on the machine.
+func TestRealNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	fwdBefore, err := os.ReadFile(ipForwardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := c.node.root
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = c.Stop()
+		}
+	})
+	repo, err := findRepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tars, err := BuildImages(ctx, repo, t.TempDir(), "ebbflow-sampleapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := c.ImportImage(ctx, tars[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := names[0]
+
+	cs := c.Client()
+	const ns = "smoke"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The restricted standard is enforced: a root pod is refused.
+	root0 := restrictedDeployment("root", image, "--mode=serve")
+	root0.Spec.Template.Spec.SecurityContext.RunAsNonRoot = ptr.To(false)
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, root0, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	queueSvc := createService(ctx, t, cs, ns, "queue")
+	queueURL := "http://" + queueSvc + ":80"
+	for _, d := range []*appsv1.Deployment{
+		restrictedDeployment("queue", image, "--mode=queue"),
+		restrictedDeployment("worker", image, "--mode=worker", "--queue-url="+queueURL, "--cpu-per-message=1ms"),
+	} {
+		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"queue", "worker"} {
+		waitDeploymentReady(ctx, t, cs, ns, name)
+	}
+	rs, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=root"})
+	if err != nil || len(rs.Items) != 1 {
+		t.Fatalf("replica set of the root deployment: %v %v", rs, err)
+	}
+	if n := rs.Items[0].Status.Replicas; n != 0 {
+		t.Errorf("a pod running as root was admitted into a restricted namespace (%d replicas)", n)
+	}
+
+	// Host → Service (kube-proxy's nat OUTPUT) → the queue pod; the worker
+	// pod drains it through the same Service from the pod network.
+	resp, err := http.Post(queueURL+"/enqueue?n=50", "text/plain", nil)
+	if err != nil {
+		t.Fatalf("enqueue through the Service from the host: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("enqueue: %s", resp.Status)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		body, err := httpGet(ctx, queueURL+"/metrics")
+		return err == nil && strings.Contains(body, "\nqueue_messages_ready 0\n") && strings.Contains(body, "dequeued"), nil
+	})
+	if err != nil {
+		t.Fatalf("the worker pod did not drain the queue through the Service: %v", err)
+	}
+
+	// The kubelet's resource metrics, read as kube-apiserver reads them.
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", RealNodeName, "proxy/metrics/resource").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("kubelet /metrics/resource through kube-apiserver: %v", err)
+	}
+	if want := `container_cpu_usage_seconds_total{container="worker",namespace="smoke"`; !strings.Contains(string(raw), want) {
+		t.Errorf("kubelet /metrics/resource lacks %s:\n%.2000s", want, raw)
+	}
+
+	stopped = true
+	if err := c.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	assertNodeLeftNothing(t, root)
+	if fwd, _ := os.ReadFile(ipForwardPath); string(fwd) != string(fwdBefore) {
+		t.Errorf("ip_forward %q after the run, %q before", fwd, fwdBefore)
+	}
+}
+
+// TestRealNodeLock: while one run holds the machine's real node, another
+// waits and gives up with a clear error when its context ends.
+func TestRealNodeLock(t *testing.T) {
+	ctx := context.Background()
+	held, err := acquireNodeLock(ctx, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	var logged []string
+	second, err := acquireNodeLock(short, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
+	if err == nil {
+		second.release()
+		held.release()
+		t.Fatal("a second run took the real-node lock while the first held it")
+	}
+	if !strings.Contains(err.Error(), "real-node lock") || len(logged) == 0 {
+		t.Errorf("want a clear wait message and error, got log %q, error %v", logged, err)
+	}
+	held.release()
+	third, err := acquireNodeLock(ctx, t.Logf)
+	if err != nil {
+		t.Fatalf("lock not free after release: %v", err)
+	}
+	third.release()
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// restrictedDeployment is a one-replica Deployment of the sample application
+// that passes the restricted Pod Security Standard.
+func restrictedDeployment(name, image string, args ...string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken:  ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](65532),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name: name, Image: image, ImagePullPolicy: corev1.PullNever,
+						Args:  append(args, "--shutdown-delay=0s"),
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("http")}},
+							PeriodSeconds: 1,
+						},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// createService creates a ClusterIP Service on port 80 for app name and
+// returns its ClusterIP.
+func createService(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	svc, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+func waitDeploymentReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	var last *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = d
+		return d.Status.ObservedGeneration == d.Generation && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.UpdatedReplicas == *d.Spec.Replicas, nil
+	})
+	if err != nil {
+		pods, _ := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		t.Fatalf("deployment %s/%s not ready: %v\nstatus: %+v\npods: %+v", ns, name, err, last.Status, pods)
+	}
+}
+
+func httpGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(body), err
+}
+
+// assertNodeLeftNothing checks the machine after a real node stopped: no
+// process, mount, cgroup, network namespace, iptables chain, bridge or CNI
+// cache entry of it is left, the lock is free and ip_forward is as before.
+func assertNodeLeftNothing(t *testing.T, root string) {
+	t.Helper()
+	ctx := context.Background()
+	assertNoGuardLeft(t)
+	if out, _ := run(ctx, "ip", "link", "show", nodeBridge); strings.Contains(out, nodeBridge+":") {
+		t.Errorf("bridge %s left", nodeBridge)
+	}
+	for _, table := range []string{"filter", "nat", "mangle"} {
+		out, err := run(ctx, "iptables-save", "-t", table)
+		if err != nil {
+			t.Errorf("iptables-save: %v", err)
+		}
+		for line := range strings.Lines(out) {
+			if strings.HasPrefix(line, ":KUBE-") || strings.HasPrefix(line, ":EBBFLOW-") || strings.HasPrefix(line, ":CNI-") {
+				t.Errorf("iptables %s chain left: %s", table, strings.TrimSpace(line))
+			}
+		}
+	}
+	if mounts, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mounts), root) {
+		t.Errorf("mounts under %s left", root)
+	}
+	if dirs := cgroupDirs(nodeCgroup); len(dirs) > 0 {
+		t.Errorf("cgroups left: %v", dirs)
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), root+"/") {
+			t.Errorf("process %s left: %s", e.Name(), strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(cniCacheDir, cniNetworkName+"-*")); len(m) > 0 {
+		t.Errorf("CNI cache entries left: %v", m)
+	}
+	if target, err := os.Readlink(cadvisorSocket); err == nil && strings.HasPrefix(target, root+"/") {
+		t.Errorf("%s still links to the run's containerd", cadvisorSocket)
+	}
+	if _, ok := readNodeOwner(); ok {
+		t.Error("the real-node owner record is left")
+	}
+	lock, err := acquireNodeLock(ctx, t.Logf)
+	if err != nil {
+		t.Errorf("real-node lock not free: %v", err)
+	} else {
+		lock.release()
+	}
+}
+
+// TestRealNodeSweepsAKilledRun: a run killed with SIGKILL leaves its node's
+// containers, shims, mounts, cgroups, rules and bridge behind; the next run
+// removes all of it before it starts, runs its own pods, and leaves nothing.
+func TestRealNodeSweepsAKilledRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	repo, err := findRepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tars, err := BuildImages(ctx, repo, t.TempDir(), "ebbflow-sampleapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPod := func(c *Cluster, ns string) {
+		t.Helper()
+		names, err := c.ImportImage(ctx, tars[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Client().AppsV1().Deployments(ns).Create(ctx, restrictedDeployment("app", names[0], "--mode=serve"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitDeploymentReady(ctx, t, c.Client(), ns, "app")
+	}
+
+	// The first run, "killed": its node processes get SIGKILL and its lock
+	// goes as a dead process's would, leaving its owner record; containers
+	// and shims live on.
+	first, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Dir: t.TempDir(), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRoot := first.node.root
+	runPod(first, "first")
+	first.mu.Lock()
+	for _, name := range []string{Kubelet, KubeProxy, KubeScheduler, Containerd} {
+		if p := first.procs[name]; p != nil {
+			p.Kill()
+			<-p.Done()
+			delete(first.procs, name)
+		}
+	}
+	first.mu.Unlock()
+	if out, err := run(ctx, "iptables-save", "-t", "nat"); err != nil || !strings.Contains(out, ":KUBE-SERVICES") {
+		t.Fatalf("the killed run should have left kube-proxy's rules (err %v)", err)
+	}
+	if dirs := cgroupDirs(nodeCgroup); len(dirs) < 2 {
+		t.Fatalf("the killed run should have left its pods' cgroups, found %v", dirs)
+	}
+	_ = first.nodeLock.f.Close() // the flock goes with the file, as at a process's death
+	first.nodeLock = nil
+	if err := first.Stop(); err != nil {
+		t.Logf("stop the rest of the killed run: %v", err)
+	}
+
+	second, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondRoot := second.node.root
+	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), firstRoot+"/") {
+		t.Errorf("mounts of the killed run under %s survived the next start", firstRoot)
+	}
+	runPod(second, "second")
+	if err := second.Stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	assertNodeLeftNothing(t, firstRoot)
+	assertNodeLeftNothing(t, secondRoot)
+}
