@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
 
 all: build
 
@@ -17,6 +17,11 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+
+## image: OCI image tarballs of ebbflow-adapter, ebbflow-autoscaler and ebbflow (linux/amd64, linux/arm64) in _output/images, no Docker or registry needed (IMAGE_FLAGS="--tag v0.1.0 --repository ghcr.io/you"; see docs/images.md)
+IMAGE_FLAGS ?=
+image:
+	$(GO) run ./hack/image --output _output/images $(IMAGE_FLAGS)
 
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
 test: verify verify-manifests verify-chart test-unit test-integration test-e2e

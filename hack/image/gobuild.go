@@ -15,20 +15,25 @@ import (
 const buildinfoPkg = "github.com/ebbflow/ebbflow/internal/buildinfo"
 
 // goBuild builds the main packages of images for p into outDir, one static
-// binary each, named after its image. One go build for all packages: they
-// share most of their dependencies and link in parallel.
+// binary each, and returns each image's binary by image name (images of the
+// same package share it). One go build for all packages: they share most of
+// their dependencies and link in parallel.
 func goBuild(ctx context.Context, dir, outDir string, images []imageSpec, p platform, src source, stderr io.Writer) (map[string]string, error) {
-	byBase := map[string]string{}
+	baseOf := map[string]string{} // package -> binary name
+	pkgOf := map[string]string{}  // binary name -> package
 	var pkgs []string
 	for _, im := range images {
+		if _, done := baseOf[im.Package]; done {
+			continue
+		}
 		base := path.Base(filepath.ToSlash(im.Package))
-		if base == "." || base == "/" || strings.Contains(im.Package, "...") {
+		if base == "." || base == "/" || base == ".." || strings.Contains(im.Package, "...") {
 			return nil, fmt.Errorf("image %s: package %q must name one main package", im.Name, im.Package)
 		}
-		if other, dup := byBase[base]; dup {
-			return nil, fmt.Errorf("images %s and %s: packages %q share the binary name %q", other, im.Name, im.Package, base)
+		if other, dup := pkgOf[base]; dup {
+			return nil, fmt.Errorf("packages %q and %q share the binary name %q", other, im.Package, base)
 		}
-		byBase[base] = im.Name
+		baseOf[im.Package], pkgOf[base] = base, im.Package
 		pkgs = append(pkgs, im.Package)
 	}
 	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.Revision=%s", buildinfoPkg, src.Version, buildinfoPkg, src.Revision)
@@ -48,8 +53,8 @@ func goBuild(ctx context.Context, dir, outDir string, images []imageSpec, p plat
 		return nil, fmt.Errorf("go build for %s: %w", p, err)
 	}
 	bins := map[string]string{}
-	for base, name := range byBase {
-		bins[name] = filepath.Join(outDir, base)
+	for _, im := range images {
+		bins[im.Name] = filepath.Join(outDir, baseOf[im.Package])
 	}
 	return bins, nil
 }
