@@ -25,9 +25,9 @@ test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 test-unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
-## test-integration: tests against a real Prometheus (installed from Debian if missing)
+## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3)
 test-integration: deps
-	$(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
+	hack/build-tools.sh prometheus3 && $(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:
