@@ -8,6 +8,8 @@
 #   docker buildx build --platform linux/amd64,linux/arm64 ...          # multi-arch
 #
 # Each image holds its one static binary on distroless/static, running as 65532.
+# Without Docker: `make image` builds the same images (hack/image; a test checks
+# that this file and hack/image agree on images, entrypoints and user).
 # Needs BuildKit (the default builder in current Docker) for the cache mounts.
 
 ARG GO_VERSION=1.26
@@ -17,6 +19,10 @@ ARG GO_VERSION=1.26
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS builder
 ARG TARGETOS
 ARG TARGETARCH
+# What --version prints (hack/image sets the same from the chart and git):
+#   docker build --build-arg VERSION=v0.1.0 --build-arg REVISION=$(git rev-parse HEAD) .
+ARG VERSION=unknown
+ARG REVISION=unknown
 # Use the toolchain of this image; never download another one mid-build because of a
 # `toolchain` line in go.mod. Bump GO_VERSION instead.
 ENV GOTOOLCHAIN=local CGO_ENABLED=0
@@ -36,7 +42,9 @@ COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/...
+    go build -trimpath -buildvcs=false -o /out/ \
+      -ldflags="-s -w -X github.com/ebbflow/ebbflow/internal/buildinfo.Version=${VERSION} -X github.com/ebbflow/ebbflow/internal/buildinfo.Revision=${REVISION}" \
+      ./cmd/...
 
 # static (not base): no libc is needed for CGO_ENABLED=0 binaries. The :nonroot tag
 # already runs as 65532; USER is repeated numerically so that a kubelet enforcing

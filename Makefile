@@ -6,10 +6,10 @@ CACHE := .cache
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
-UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/...
+UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
 
 all: build
 
@@ -18,6 +18,11 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
+## image: OCI image tarballs of ebbflow-adapter, ebbflow-autoscaler and ebbflow (linux/amd64, linux/arm64) in _output/images, no Docker or registry needed (IMAGE_FLAGS="--tag v0.1.0 --repository ghcr.io/you"; see docs/images.md)
+IMAGE_FLAGS ?=
+image:
+	$(GO) run ./hack/image --output _output/images $(IMAGE_FLAGS)
+
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
 test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 
@@ -25,9 +30,9 @@ test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 test-unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
-## test-integration: tests against a real Prometheus (installed from Debian if missing)
+## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3)
 test-integration: deps
-	$(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
+	hack/build-tools.sh prometheus3 && $(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:

@@ -4,7 +4,11 @@
 // return errors; only main decides the exit code.
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ebbflow/ebbflow/internal/buildinfo"
+)
 
 // NewRootCommand returns the ebbflow command tree.
 func NewRootCommand() *cobra.Command {
@@ -18,5 +22,6 @@ func NewRootCommand() *cobra.Command {
 	root.AddCommand(newProportionalCommand())
 	root.AddCommand(newExplainCommand())
 	root.AddCommand(newSimulateCommand())
+	buildinfo.AddVersionFlag(root)
 	return root
 }

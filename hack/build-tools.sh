@@ -28,7 +28,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos)
+EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -51,11 +51,12 @@ usage() {
 #   VERSION   from versions.env
 #   PKGS      main packages to build
 #   BINS      binaries they produce, in the same order
+#   LINKS     names of their links in $CACHE/bin (default: BINS)
 #   ESTIMATE  rough cold build time on 2 cores
 #   LDX       extra -ldflags (-X ...)
 #   TAGS      build tags (comma-separated), as the tool's release builds use
 describe() {
-  LDX="" TAGS=""
+  LDX="" TAGS="" LINKS=()
   case "$1" in
   kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
     MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
@@ -93,6 +94,19 @@ describe() {
     # slicelabels, Prometheus' default string labels break Thanos' unsafe
     # label conversions and the sidecar panics on its first gRPC answer.
     TAGS="netgo,slicelabels"
+    ;;
+  prometheus3)
+    # Prometheus 3 (github.com/prometheus/prometheus v0.3XX.Y is 3.XX.Y) for
+    # the real node: Debian's 2.42 has no kubernetes_sd_configs. Only the
+    # kubernetes service discovery is compiled in (plus file and http, which
+    # plugins/minimum.go always registers); no web UI assets (builtinassets
+    # needs an npm build), the HTTP API needs none. The binaries keep their
+    # names in the tool directory; their links in bin/ get a 3 so that they
+    # never shadow Debian's prometheus on a PATH.
+    MOD=prometheus MODPATH=github.com/prometheus/prometheus VERSION="${PROMETHEUS3_VERSION}"
+    PKGS=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
+    BINS=(prometheus promtool) LINKS=(prometheus3 promtool3) ESTIMATE="~4-8 min"
+    TAGS="netgo,remove_all_sd,enable_kubernetes_sd"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"
@@ -149,6 +163,21 @@ kube_ldflags() {
   printf '%s' "${out# }"
 }
 
+# prometheus_ldflags prints the -X flags of github.com/prometheus/common/version
+# that Prometheus' release builds set (its .promu.yml): the version from the
+# module's VERSION file, the build date from the module's release time.
+prometheus_ldflags() {
+  local dir date version
+  dir=$(go_in prometheus list -m -f '{{.Dir}}' github.com/prometheus/prometheus) && [[ -s "${dir}/VERSION" ]] ||
+    die "prometheus module source (VERSION file) not found in the module cache"
+  version=$(<"${dir}/VERSION")
+  date=$(go_in prometheus list -m -f '{{.Time.UTC.Format "20060102-15:04:05"}}' github.com/prometheus/prometheus) ||
+    die "cannot read the release time of github.com/prometheus/prometheus ${PROMETHEUS3_VERSION}"
+  local v=github.com/prometheus/common/version
+  printf '%s' "-X ${v}.Version=${version} -X ${v}.Branch=HEAD -X ${v}.Revision=${PROMETHEUS3_VERSION}" \
+    " -X ${v}.BuildUser=ebbflow-build-tools -X ${v}.BuildDate=${date}"
+}
+
 fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 is_complete() {
@@ -203,6 +232,7 @@ build() {
     # shellcheck disable=SC2064 # expand tmp now
     trap "rm -rf '${tmp}'" EXIT
     [[ "${MOD}" != kube ]] || ldx="$(kube_ldflags)"
+    [[ "${MOD}" != prometheus ]] || ldx="$(prometheus_ldflags)"
     if [[ ${#PKGS[@]} -eq 1 ]]; then out="${tmp}/${BINS[0]}"; else out="${tmp}/"; fi
     go_in "${MOD}" build -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${PKGS[@]}" ||
       die "go build of ${name} ${VERSION} failed (output above)"
@@ -217,10 +247,11 @@ build() {
     trap - EXIT
     log "built ${name} ${VERSION} in $(fmt_secs $(($(date +%s) - start)))"
   fi
-  local b
-  for b in "${BINS[@]}"; do
-    ln -sfn "../${name}-${VERSION}/${b}" "${CACHE}/bin/${b}"
-    log "  ${CACHE}/bin/${b} -> ${dir}/${b}"
+  local i b l
+  for i in "${!BINS[@]}"; do
+    b="${BINS[i]}" l="${LINKS[i]:-${BINS[i]}}"
+    ln -sfn "../${name}-${VERSION}/${b}" "${CACHE}/bin/${l}"
+    log "  ${CACHE}/bin/${l} -> ${dir}/${b}"
   done
   exec {lock}>&-
 }
@@ -235,6 +266,10 @@ print_paths() {
   code-generator)
     echo "CODE_GENERATOR_BIN_DIR=${dir}"
     echo "CODE_GENERATOR_DIR=$(go_in codegen list -m -f '{{.Dir}}' k8s.io/code-generator)"
+    ;;
+  prometheus3)
+    echo "PROMETHEUS3=${dir}/prometheus"
+    echo "PROMTOOL3=${dir}/promtool"
     ;;
   *)
     for b in "${BINS[@]}"; do echo "${key}=${dir}/${b}"; done

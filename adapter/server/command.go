@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ebbflow/ebbflow/internal/buildinfo"
 )
 
 // NewCommand returns the ebbflow-adapter command; it runs until ctx is done.
@@ -25,5 +27,6 @@ prometheus-adapter's format.`,
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	buildinfo.AddVersionFlag(cmd)
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/ebbflow/ebbflow/internal/buildinfo"
 )
 
 // NewCommand returns the ebbflow-autoscaler command; it runs until ctx ends.
@@ -30,5 +32,6 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	buildinfo.AddVersionFlag(cmd)
 	return cmd
 }

@@ -5,6 +5,10 @@ package main
 import (
 	"os"
 
+	// Root CAs compiled in, used when the system has none: the image holds
+	// only this binary, and `ebbflow simulate` reads Prometheus over HTTPS.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/ebbflow/ebbflow/cli"
 )
 

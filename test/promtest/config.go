@@ -1,19 +1,20 @@
 package promtest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
 // Target is one scrape target. Prometheus scrapes it over plain HTTP.
 type Target struct {
-	// Addr is host:port. The host must be a loopback address or "localhost":
-	// tests never talk to anything but loopback.
+	// Addr is host:port. The host must be "localhost", a loopback address or
+	// an address of an interface of this machine: tests never talk to
+	// anything off the machine.
 	Addr string
 	// Job is the job label and scrape_config name. Targets sharing a Job are
 	// scraped by one scrape_config and must agree on HonorLabels and
@@ -62,12 +63,21 @@ type configFiles struct {
 	rules  string // rule file path, written only when rules are given
 }
 
-// writeConfig renders targets, the options' rules and external labels into
-// dir, replacing earlier files.
+// writeConfig renders targets, the options' rules, external labels and extra
+// scrape configs into dir, replacing earlier files.
 func writeConfig(files configFiles, o Options, targets []Target) error {
 	cfg, err := buildConfig(o.ScrapeInterval, targets)
 	if err != nil {
 		return err
+	}
+	extraJobs, err := parseExtraScrapeConfigs(o.ExtraScrapeConfigsYAML)
+	if err != nil {
+		return err
+	}
+	for _, sc := range cfg.ScrapeConfigs {
+		if slices.Contains(extraJobs, sc.JobName) {
+			return fmt.Errorf("extra scrape configs: job_name %q is also the job of a target", sc.JobName)
+		}
 	}
 	cfg.Global.ExternalLabels = o.ExternalLabels
 	if rulesYAML := o.RulesYAML; rulesYAML != "" {
@@ -76,9 +86,9 @@ func writeConfig(files configFiles, o Options, targets []Target) error {
 		}
 		cfg.RuleFiles = []string{files.rules}
 	}
-	data, err := json.MarshalIndent(cfg, "", "  ")
+	data, err := renderConfig(cfg, o.ExtraScrapeConfigsYAML, len(extraJobs))
 	if err != nil {
-		return fmt.Errorf("encode prometheus config: %w", err)
+		return err
 	}
 	return writeFileAtomic(files.config, data)
 }
@@ -96,7 +106,7 @@ func buildConfig(interval time.Duration, targets []Target) (promConfig, error) {
 	}
 	byJob := make(map[string]int)
 	for _, t := range targets {
-		if err := checkLoopback(t.Addr); err != nil {
+		if err := checkLocalTarget(t.Addr, net.InterfaceAddrs); err != nil {
 			return promConfig{}, err
 		}
 		job := t.Job
@@ -132,9 +142,9 @@ func promDuration(d time.Duration) string {
 	return fmt.Sprintf("%dms", d.Milliseconds())
 }
 
-// checkLoopback returns an error unless addr is host:port with a loopback IP
-// or "localhost" as host.
-func checkLoopback(addr string) error {
+// checkLocalTarget returns an error unless addr is host:port with
+// "localhost" or a local IP (see checkLocalIP) as host.
+func checkLocalTarget(addr string, ifaceAddrs func() ([]net.Addr, error)) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("target %q: %w", addr, err)
@@ -142,10 +152,43 @@ func checkLoopback(addr string) error {
 	if host == "localhost" {
 		return nil
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if err := checkLocalIP(host, ifaceAddrs); err != nil {
+		return fmt.Errorf("target %q: %w", addr, err)
+	}
+	return nil
+}
+
+// checkLocalHost returns an error unless host is a loopback IP or the IP of
+// an interface of this machine.
+func checkLocalHost(host string) error {
+	return checkLocalIP(host, net.InterfaceAddrs)
+}
+
+// checkLocalIP returns an error unless host is an IP literal that is a
+// loopback address or one of ifaceAddrs (the addresses of this machine's
+// interfaces). Traffic to either never leaves the machine. Unspecified
+// addresses (0.0.0.0, ::) and names other than the caller's own checks are
+// refused.
+func checkLocalIP(host string, ifaceAddrs func() ([]net.Addr, error)) error {
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return fmt.Errorf("%q is not an IP address", host)
+	}
+	if ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("target %q is not on loopback", addr)
+	if !ip.IsUnspecified() {
+		addrs, err := ifaceAddrs()
+		if err != nil {
+			return fmt.Errorf("addresses of local interfaces: %w", err)
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s is neither on loopback nor an address of a local interface", host)
 }
 
 // writeFileAtomic writes data to path through a rename so that a reloading

@@ -1,6 +1,7 @@
 package promtest
 
 import (
+	"context"
 	"errors"
 	"os"
 	"reflect"
@@ -47,7 +48,7 @@ func TestBuildConfig(t *testing.T) {
 			name:     "non-loopback target",
 			interval: time.Second,
 			targets:  []Target{{Addr: "10.1.2.3:9100"}},
-			wantErr:  "not on loopback",
+			wantErr:  "neither on loopback nor an address of a local interface",
 		},
 		{
 			name:     "missing port",
@@ -86,7 +87,7 @@ func TestBuildConfig(t *testing.T) {
 
 func TestFindBinary(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	bin, err := findBinary("")
+	bin, err := findBinary(context.Background(), "", false)
 	switch {
 	case err == nil && bin != "/usr/bin/prometheus":
 		t.Errorf("findBinary = %q, want the /usr/bin fallback", bin)
@@ -96,7 +97,7 @@ func TestFindBinary(t *testing.T) {
 	if !strings.Contains(ErrNotInstalled.Error(), "run hack/install-prometheus.sh") {
 		t.Errorf("ErrNotInstalled = %q, must tell the user to run hack/install-prometheus.sh", ErrNotInstalled)
 	}
-	if _, err := findBinary("/nonexistent/prometheus"); err == nil {
+	if _, err := findBinary(context.Background(), "/nonexistent/prometheus", true); err == nil {
 		t.Error("findBinary accepted a missing explicit binary")
 	}
 }

@@ -20,14 +20,18 @@ import (
 // errAddrInUse reports that Prometheus could not bind its listen address.
 var errAddrInUse = errors.New("listen address already in use")
 
-// findBinary returns the prometheus binary to run: explicit, then PATH, then
+// findBinary returns the prometheus binary to run: explicit, then with
+// prometheus3 the one hack/build-tools.sh builds, else PATH, then
 // /usr/bin/prometheus.
-func findBinary(explicit string) (string, error) {
+func findBinary(ctx context.Context, explicit string, prometheus3 bool) (string, error) {
 	if explicit != "" {
 		if _, err := os.Stat(explicit); err != nil {
 			return "", fmt.Errorf("prometheus binary: %w", err)
 		}
 		return explicit, nil
+	}
+	if prometheus3 {
+		return prometheus3Path(ctx)
 	}
 	if p, err := exec.LookPath("prometheus"); err == nil {
 		return p, nil
@@ -171,7 +175,7 @@ func readTail(path string, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
-// listenAddr formats a loopback listen address.
-func listenAddr(port int) string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+// listenAddr formats the listen address host:port.
+func listenAddr(host string, port int) string {
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }

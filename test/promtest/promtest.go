@@ -1,12 +1,17 @@
 // Package promtest runs a real Prometheus server for integration tests and the
 // local demo.
 //
-// A Server is one Prometheus process on a free 127.0.0.1 port with its own
-// configuration, TSDB directory and log file. It scrapes only the static
-// loopback targets it is given, has no remote read or write, and keeps its port
-// and data across Stop and Restart so tests can take Prometheus away and bring
-// it back. The binary is found on PATH or at /usr/bin/prometheus; install it
-// with hack/install-prometheus.sh.
+// A Server is one Prometheus process on a free port of 127.0.0.1 (or of
+// another address of this machine, Options.ListenHost) with its own
+// configuration, TSDB directory and log file. It scrapes the static targets
+// on this machine it is given plus any scrape configs the caller adds
+// (Options.ExtraScrapeConfigsYAML, e.g. kubernetes_sd_configs on the real
+// node), has no remote read or write, and keeps its port and data across Stop
+// and Restart so tests can take Prometheus away and bring it back.
+//
+// The binary is Debian's Prometheus 2 (on PATH or at /usr/bin/prometheus;
+// install it with hack/install-prometheus.sh) or, with Options.Prometheus3,
+// Prometheus 3 built by hack/build-tools.sh prometheus3.
 package promtest
 
 import (
@@ -50,8 +55,25 @@ type Options struct {
 	// Dir holds the config, TSDB and log. Empty means a new temporary
 	// directory that Close removes; a given Dir is never removed.
 	Dir string
-	// Binary overrides the prometheus binary lookup.
+	// Binary overrides the prometheus binary lookup (also with Prometheus3).
 	Binary string
+	// Prometheus3 runs Prometheus 3 built from the Go module proxy, located
+	// (and built on first use, minutes) by hack/build-tools.sh --print-paths
+	// prometheus3, instead of Debian's Prometheus 2.42. Only Prometheus 3 has
+	// kubernetes_sd_configs.
+	Prometheus3 bool
+	// ExtraScrapeConfigsYAML is a YAML sequence of scrape_configs entries,
+	// appended verbatim (after removing the indentation common to all its
+	// lines) to the generated ones. Each entry needs a job_name not used by
+	// Targets. It is checked to be such a sequence before Prometheus starts;
+	// Prometheus validates the entries themselves. Targets it discovers are
+	// not restricted to this machine by promtest: the caller answers for them.
+	ExtraScrapeConfigsYAML string
+	// ListenHost is the IP address Prometheus listens on; default 127.0.0.1.
+	// It must be a loopback address or an address of an interface of this
+	// machine (such as the real node's bridge gateway, so pods can reach
+	// Prometheus); anything else is refused.
+	ListenHost string
 	// ReadyTimeout bounds each wait for /-/ready after a (re)start; default 30s.
 	ReadyTimeout time.Duration
 	// StopTimeout bounds the graceful part of Stop before SIGKILL; default 10s.
@@ -75,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = 10 * time.Second
+	}
+	if o.ListenHost == "" {
+		o.ListenHost = "127.0.0.1"
 	}
 	return o
 }
@@ -133,7 +158,13 @@ func Start(t testing.TB, opts Options) *Server {
 // port is tried.
 func StartProcess(ctx context.Context, opts Options) (*Server, error) {
 	opts = opts.withDefaults()
-	bin, err := findBinary(opts.Binary)
+	if err := checkLocalHost(opts.ListenHost); err != nil {
+		return nil, fmt.Errorf("listen host: %w", err)
+	}
+	if _, err := parseExtraScrapeConfigs(opts.ExtraScrapeConfigsYAML); err != nil {
+		return nil, err
+	}
+	bin, err := findBinary(ctx, opts.Binary, opts.Prometheus3)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +212,7 @@ func (s *Server) startFresh(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.addr = listenAddr(port)
+		s.addr = listenAddr(s.opts.ListenHost, port)
 		client, err := api.NewClient(api.Config{Address: s.URL(), Client: s.http})
 		if err != nil {
 			return fmt.Errorf("create api client: %w", err)
@@ -201,12 +232,20 @@ func (s *Server) startFresh(ctx context.Context) error {
 	return fmt.Errorf("no free port after %d attempts: %w", startAttempts, lastErr)
 }
 
-// URL returns the base URL, e.g. http://127.0.0.1:43121. It does not change
+// URL returns the base URL, e.g. http://127.0.0.1:43121 (the host is
+// Options.ListenHost). It does not change
 // across Stop and Restart.
 func (s *Server) URL() string { return "http://" + s.addr }
 
 // Addr returns the host:port Prometheus listens on.
 func (s *Server) Addr() string { return s.addr }
+
+// ConfigPath returns the path of the Prometheus configuration file. It is
+// rewritten (atomically) by SetTargets; callers should only read it.
+func (s *Server) ConfigPath() string { return s.files.config }
+
+// Binary returns the path of the Prometheus binary the server runs.
+func (s *Server) Binary() string { return s.bin }
 
 // Dir returns the directory holding the config, data and log.
 func (s *Server) Dir() string { return s.dir }

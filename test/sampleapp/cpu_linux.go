@@ -1,0 +1,16 @@
+package sampleapp
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU returns the cpu time of the calling thread.
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}
