@@ -250,6 +250,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	}()
 	promDone := make(chan error, 1)
 	go func() {
+		if c.opts.RealNode {
+			promDone <- nil // started after the node: it discovers pods through kube-apiserver
+			return
+		}
 		if c.opts.HAPrometheus != nil {
 			promDone <- c.startHAPrometheus(ctx)
 			return
@@ -293,6 +297,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if c.opts.RealNode {
 		if err := c.step("real node (containerd, kubelet, kube-scheduler, kube-proxy)", func() error { return c.startRealNode(ctx) }); err != nil {
+			return err
+		}
+		if err := c.step("prometheus 3 (pods and kubelet)", func() error { return c.startNodePrometheus(ctx) }); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,164 @@
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+const (
+	release     = "ebbflow"
+	chartNS     = "ebbflow-system"
+	appNS       = "shop"
+	adapterDepl = "ebbflow-adapter"
+	scalerDepl  = "ebbflow-autoscaler"
+	// The chart's APIServices with resourceMetrics on.
+	apiCustom1, apiCustom2, apiExternal, apiResource = "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io",
+		"v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"
+)
+
+// chartValues are the values a user on this cluster would set: where
+// Prometheus is, fast relists and syncs for a test, the rules of the sample
+// app (requests per second, queue depth) and resource metrics from the
+// kubelet's /metrics/resource. Everything else is the chart's default.
+func chartValues(externalRules string) string {
+	return fmt.Sprintf(`prometheus:
+  url: http://%s
+  port: %d
+adapter:
+  metricsRelistInterval: 10s
+  resourceMetrics: {enabled: true}
+autoscaler:
+  extraArguments: [--horizontal-pod-autoscaler-sync-period=5s]
+rules:
+  default: false
+  custom:
+  - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
+    resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+    name: {matches: "^(.*)_total$", as: "${1}_per_second"}
+    metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
+  external:
+%s
+  resource:
+    cpu:
+      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
+      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[30s]))'
+      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+      containerLabel: container
+    memory:
+      containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"})'
+      nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
+      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+      containerLabel: container
+    window: 30s
+`, env.c.PodPrometheusHost(), env.c.PodPrometheusPort(), externalRules)
+}
+
+// queueRule is the external rule of the sample app's queue.
+const queueRule = `  - seriesQuery: 'queue_messages_ready{namespace!=""}'
+    resources: {namespaced: false}
+    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace)'
+`
+
+// TestChartOnRealNode installs the chart as a user does and walks through
+// what only a real install shows, in order: pods Ready through their own
+// probes in a restricted namespace, the APIServices Available through the
+// chart's Service, the three APIs answered by the pods, a workload scaled on
+// real traffic (workload_test.go), leader handover, a rule change picked up
+// without a restart, and an uninstall that leaves nothing behind.
+func TestChartOnRealNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	restrictedNamespace(ctx, t, chartNS)
+	restrictedNamespace(ctx, t, appNS)
+	values := writeFile(t, "values.yaml", chartValues("  []"))
+	t0 := time.Now()
+	out := helm(ctx, t, "install", release, "charts/ebbflow", "--namespace", chartNS, "--values", values, "--wait", "--timeout", "4m")
+	t.Logf("helm install --wait: %v", time.Since(t0).Round(100*time.Millisecond))
+	if !strings.Contains(out, "STATUS: deployed") {
+		t.Fatalf("helm install:\n%s", out)
+	}
+
+	t.Run("PodsReady", func(t *testing.T) {
+		for _, d := range []string{adapterDepl, scalerDepl} {
+			dep := waitDeploymentReady(ctx, t, chartNS, d, 2*time.Minute)
+			if *dep.Spec.Replicas != 2 {
+				t.Errorf("%s: %d replicas, want the chart's default 2", d, *dep.Spec.Replicas)
+			}
+		}
+		for _, p := range podsOf(ctx, t, chartNS, "app.kubernetes.io/instance="+release) {
+			if p.Spec.NodeName != "ebbflow-node" {
+				t.Errorf("pod %s runs on %q, want the real node", p.Name, p.Spec.NodeName)
+			}
+		}
+	})
+	t.Run("APIServicesAvailable", func(t *testing.T) {
+		took := waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource)
+		t.Logf("APIServices Available %v after the pods were Ready", took.Round(100*time.Millisecond))
+	})
+	t.Run("APIsAnswered", func(t *testing.T) { checkAPIsAnswered(ctx, t) })
+	t.Run("Workload", func(t *testing.T) { testWorkload(ctx, t) })
+	t.Run("LeaderHandover", func(t *testing.T) { testLeaderHandover(ctx, t) })
+	t.Run("UpgradeRulesWithoutRestart", func(t *testing.T) { testUpgradeRules(ctx, t) })
+	t.Run("UninstallLeavesNothing", func(t *testing.T) { testUninstall(ctx, t) })
+}
+
+// checkAPIsAnswered reads each API group through kube-apiserver, which
+// proxies to the pods: custom and external list their metrics, and
+// metrics.k8s.io has the chart's own pods with their usage.
+func checkAPIsAnswered(ctx context.Context, t *testing.T) {
+	for _, path := range []string{"/apis/custom.metrics.k8s.io/v1beta2", "/apis/custom.metrics.k8s.io/v1beta1", "/apis/external.metrics.k8s.io/v1beta1"} {
+		var list struct {
+			Kind      string `json:"kind"`
+			Resources []struct {
+				Name string `json:"name"`
+			} `json:"resources"`
+		}
+		if err := getRaw(ctx, path, &list); err != nil {
+			t.Error(err)
+			continue
+		}
+		if list.Kind != "APIResourceList" {
+			t.Errorf("GET %s: kind %q, want APIResourceList", path, list.Kind)
+		}
+	}
+	var pods struct {
+		Items []struct {
+			Metadata   metav1.ObjectMeta `json:"metadata"`
+			Containers []struct {
+				Name  string            `json:"name"`
+				Usage map[string]string `json:"usage"`
+			} `json:"containers"`
+		} `json:"items"`
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := getRaw(ctx, "/apis/metrics.k8s.io/v1beta1/namespaces/"+chartNS+"/pods", &pods)
+		return err == nil && len(pods.Items) >= 4, nil
+	})
+	if err != nil {
+		t.Fatalf("metrics.k8s.io: want the 4 pods of the release with usage, got %+v", pods.Items)
+	}
+	for _, p := range pods.Items {
+		if len(p.Containers) == 0 || p.Containers[0].Usage["memory"] == "" {
+			t.Errorf("pod %s: no memory usage in %+v", p.Metadata.Name, p.Containers)
+		}
+	}
+}
+
+// leaseHolder returns the holder of the autoscaler's leader-election Lease.
+func leaseHolder(ctx context.Context) (string, *coordinationv1.Lease, error) {
+	l, err := env.c.Client().CoordinationV1().Leases(chartNS).Get(ctx, scalerDepl, metav1.GetOptions{})
+	if err != nil {
+		return "", nil, err
+	}
+	if l.Spec.HolderIdentity == nil {
+		return "", l, nil
+	}
+	return *l.Spec.HolderIdentity, l, nil
+}

@@ -1,0 +1,193 @@
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// checkTopAgreesWithKubelet compares the memory `kubectl top pods` shows
+// (ebbflow-adapter's metrics.k8s.io, from Prometheus) with the working set
+// the kubelet itself serves on /metrics/resource, read through kube-apiserver's
+// node proxy: within 10% for every pod of the sample app.
+func checkTopAgreesWithKubelet(ctx context.Context, t *testing.T) {
+	out := kubectl(ctx, t, "", "top", "pods", "-n", appNS, "--no-headers")
+	top := map[string]float64{} // pod → MiB
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		mib, err := strconv.ParseFloat(strings.TrimSuffix(f[2], "Mi"), 64)
+		if err != nil {
+			t.Fatalf("kubectl top: %q: %v", line, err)
+		}
+		top[f[0]] = mib
+	}
+	body, err := env.c.Client().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/ebbflow-node/proxy/metrics/resource").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet := map[string]float64{}
+	for _, m := range families["container_memory_working_set_bytes"].GetMetric() {
+		var ns, pod string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "namespace":
+				ns = l.GetValue()
+			case "pod":
+				pod = l.GetValue()
+			}
+		}
+		if ns == appNS {
+			kubelet[pod] += m.GetGauge().GetValue() / (1 << 20)
+		}
+	}
+	if len(top) == 0 {
+		t.Fatalf("kubectl top pods -n %s showed no pods:\n%s", appNS, out)
+	}
+	for pod, mib := range top {
+		k, ok := kubelet[pod]
+		if !ok {
+			continue // started after the kubelet's answer
+		}
+		if math.Abs(mib-k) > 0.1*k+1 { // kubectl rounds to whole MiB
+			t.Errorf("pod %s: kubectl top %.0fMi, kubelet working set %.1fMi: more than 10%% apart", pod, mib, k)
+		}
+	}
+	t.Logf("kubectl top (MiB) %v; kubelet /metrics/resource %v", top, kubelet)
+}
+
+// testLeaderHandover deletes the pod that holds the autoscaler's Lease; the
+// other replica takes it over within the lease duration plus a margin.
+func testLeaderHandover(ctx context.Context, t *testing.T) {
+	holder, _, err := leaseHolder(ctx)
+	if err != nil || holder == "" {
+		t.Fatalf("lease holder %q: %v", holder, err)
+	}
+	pod := strings.SplitN(holder, "_", 2)[0]
+	t0 := time.Now()
+	if err := env.c.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete leader pod %s (holder %s): %v", pod, holder, err)
+	}
+	var next string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {
+		next, _, _ = leaseHolder(ctx)
+		return next != "" && next != holder && !strings.HasPrefix(next, pod), nil
+	})
+	if err != nil {
+		t.Fatalf("no new leader 45 s after deleting %s (holder now %q)", pod, next)
+	}
+	t.Logf("leader %s → %s in %v", holder, next, time.Since(t0).Round(100*time.Millisecond))
+	waitDeploymentReady(ctx, t, chartNS, scalerDepl, 2*time.Minute)
+}
+
+// testUpgradeRules adds the first external rule with helm upgrade: the
+// adapter serves the metric without a restart of its pods.
+func testUpgradeRules(ctx context.Context, t *testing.T) {
+	before := podUIDs(ctx, t, "app.kubernetes.io/name=ebbflow-adapter")
+	values := writeFile(t, "values.yaml", chartValues(queueRule))
+	helm(ctx, t, "upgrade", release, "charts/ebbflow", "--namespace", chartNS, "--values", values, "--wait", "--timeout", "3m")
+	kubectl(ctx, t, queueApp, "apply", "-f", "-")
+	waitDeploymentReady(ctx, t, appNS, "queue", 2*time.Minute)
+	t0 := time.Now()
+	path := "/apis/external.metrics.k8s.io/v1beta1/namespaces/" + appNS + "/queue_messages_ready"
+	var list struct {
+		Items []struct {
+			Value string `json:"value"`
+		} `json:"items"`
+	}
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return getRaw(ctx, path, &list) == nil && len(list.Items) == 1, nil
+	})
+	if err != nil {
+		t.Fatalf("GET %s after helm upgrade: no value within 3 min (got %+v)", path, list)
+	}
+	t.Logf("new external metric served %v after helm upgrade returned", time.Since(t0).Round(time.Second))
+	after := podUIDs(ctx, t, "app.kubernetes.io/name=ebbflow-adapter")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("adapter pods replaced by a rule change: before %v, after %v", before, after)
+	}
+}
+
+// queueApp is the sample app's queue: its queue_messages_ready is the
+// external metric of queueRule.
+var queueApp = strings.ReplaceAll(strings.ReplaceAll(sampleApp("queue", "1ms"), "args: [serve,", "args: [queue,"), "--cpu-per-request=1ms, ", "")
+
+// podUIDs maps the chart's pods matching selector to their UID and restarts.
+func podUIDs(ctx context.Context, t *testing.T, selector string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range podsOf(ctx, t, chartNS, selector) {
+		restarts := int32(0)
+		for _, s := range p.Status.ContainerStatuses {
+			restarts += s.RestartCount
+		}
+		out[p.Name] = fmt.Sprintf("%s/%d", p.UID, restarts)
+	}
+	return out
+}
+
+// testUninstall uninstalls the release; nothing of it may remain but the
+// CRD, which the chart keeps on purpose (autoscaler.crd.keep).
+func testUninstall(ctx context.Context, t *testing.T) {
+	kubectl(ctx, t, "", "delete", "namespace", appNS, "--wait=false")
+	helm(ctx, t, "uninstall", release, "--namespace", chartNS, "--wait", "--timeout", "3m")
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		left = leftovers(ctx, t)
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("helm uninstall left: %v", left)
+	}
+}
+
+// leftovers lists what remains of the release: every object in its
+// namespace but those every namespace has, and cluster-scoped objects
+// carrying its instance label or naming it.
+func leftovers(ctx context.Context, t *testing.T) []string {
+	t.Helper()
+	out, err := kubectlErr(ctx, "", "get", "all,configmaps,secrets,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets,endpointslices",
+		"-n", chartNS, "-o", "name")
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	var left []string
+	for line := range strings.Lines(out) {
+		name := strings.TrimSpace(line)
+		switch name {
+		case "", "configmap/kube-root-ca.crt", "serviceaccount/default":
+			continue
+		}
+		left = append(left, name)
+	}
+	cluster, err := kubectlErr(ctx, "", "get", "clusterroles,clusterrolebindings,apiservices", "-o", "name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(cluster) {
+		name := strings.TrimSpace(line)
+		metricsAPI := strings.HasSuffix(name, "metrics.k8s.io") // the chart's APIServices
+		if metricsAPI || strings.Contains(name, "ebbflow") && !strings.Contains(name, "ebbflow:kube-apiserver") {
+			left = append(left, name)
+		}
+	}
+	return left
+}

@@ -1,0 +1,188 @@
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ebbflow/ebbflow/test/loadgen"
+)
+
+// sampleApp is a Deployment of the sample app's HTTP server (restricted
+// Pod Security: non-root, no capabilities, read-only root, RuntimeDefault
+// seccomp) with a Service; Prometheus scrapes its pods by annotation.
+func sampleApp(name, cpuPerRequest string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+      annotations: {prometheus.io/scrape: "true", prometheus.io/port: "8080"}
+    spec:
+      terminationGracePeriodSeconds: 5
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: app
+        image: %[3]s
+        imagePullPolicy: Never
+        args: [serve, --cpu-per-request=%[4]s, --shutdown-delay=1s]
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /readyz, port: http}, periodSeconds: 1}
+        resources: {requests: {cpu: 20m, memory: 16Mi}, limits: {memory: 64Mi}}
+        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{name: http, port: 80, targetPort: http}]
+`, name, appNS, sampleAppImage, cpuPerRequest)
+}
+
+// scalingSpec is the same spec for the HPA and the Autoscaler: 4 requests
+// per second per pod, 1..6 replicas, a short scale-down window for a test.
+const scalingSpec = `  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}
+  minReplicas: 1
+  maxReplicas: 6
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: http_requests_per_second}
+      target: {type: AverageValue, averageValue: "4"}
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 15}
+`
+
+// testWorkload sends real HTTP requests through the Services of two copies
+// of the sample app, one scaled by kube-controller-manager's HPA and one by
+// an ebbflow Autoscaler with the same spec, both on the chart-installed
+// adapter's http_requests_per_second; and a third on cpu Utilization. All
+// scale up under load and back down once it stops; kubectl top agrees with
+// the kubelet.
+func testWorkload(ctx context.Context, t *testing.T) {
+	manifests := sampleApp("web-hpa", "2ms") + "---\n" + sampleApp("web-ebbflow", "2ms") + "---\n" + sampleApp("web-cpu", "15ms") +
+		"---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web-hpa, namespace: " + appNS + "}\nspec:\n" +
+		fmt.Sprintf(scalingSpec, "web-hpa") +
+		"---\napiVersion: autoscaling.ebbflow.dev/v1alpha1\nkind: Autoscaler\nmetadata: {name: web-ebbflow, namespace: " + appNS + "}\nspec:\n" +
+		fmt.Sprintf(scalingSpec, "web-ebbflow") + cpuHPA
+	kubectl(ctx, t, manifests, "apply", "-f", "-")
+	for _, d := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
+		waitDeploymentReady(ctx, t, appNS, d, 2*time.Minute)
+	}
+
+	// 14 requests per second each: 4 pods at 4 per pod (3.5 per pod).
+	profile := append(loadgen.Ramp(2, 14, 20*time.Second, 5), loadgen.Step{Duration: 70 * time.Second, RPS: 14})
+	var wg sync.WaitGroup
+	results := map[string]loadgen.Result{}
+	var mu sync.Mutex
+	for _, svc := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
+		ip := serviceIP(ctx, t, svc)
+		wg.Go(func() {
+			r, err := loadgen.Run(ctx, loadgen.Config{URL: "http://" + ip + "/work", Profile: profile, Concurrency: 16,
+				DisableKeepAlives: true, Timeout: 3 * time.Second})
+			if err != nil {
+				t.Errorf("load on %s: %v", svc, err)
+			}
+			mu.Lock()
+			results[svc] = r
+			mu.Unlock()
+		})
+	}
+	peaks := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
+	checkTopAgreesWithKubelet(ctx, t)
+	wg.Wait()
+	for svc, r := range results {
+		t.Logf("load on %s: sent %d, ok %d, errors %d, dropped %d, p50 %v, p99 %v", svc, r.Sent, r.OK, r.Errors, r.Dropped, r.Latency.P50, r.Latency.P99)
+		if r.OK < r.Sent*9/10 {
+			t.Errorf("load on %s: only %d of %d requests answered 2xx", svc, r.OK, r.Sent)
+		}
+	}
+	for _, d := range []string{"web-hpa", "web-ebbflow"} {
+		if p := peaks(d); p < 3 {
+			t.Errorf("%s peaked at %d replicas under 14 requests/s at 4 per pod; want ≥ 3", d, p)
+		}
+	}
+	if p := peaks("web-cpu"); p < 2 {
+		t.Errorf("web-cpu peaked at %d replicas under real cpu load; want ≥ 2", p)
+	}
+	// Load stopped: back to one replica through the 15 s scale-down window.
+	for _, d := range []string{"web-hpa", "web-ebbflow"} {
+		waitReplicas(ctx, t, d, 1, 2*time.Minute)
+	}
+}
+
+const cpuHPA = `---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web-cpu, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web-cpu}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 100}}
+`
+
+func serviceIP(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	s, err := env.c.Client().CoreV1().Services(appNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Spec.ClusterIP
+}
+
+// watchReplicas polls the Deployments' spec.replicas for d and returns a
+// function giving each one's peak; it returns after d.
+func watchReplicas(ctx context.Context, names []string, d time.Duration) func(string) int32 {
+	peak := map[string]int32{}
+	end := time.Now().Add(d)
+	for time.Now().Before(end) && ctx.Err() == nil {
+		for _, n := range names {
+			dep, err := env.c.Client().AppsV1().Deployments(appNS).Get(ctx, n, metav1.GetOptions{})
+			if err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas > peak[n] {
+				peak[n] = *dep.Spec.Replicas
+			}
+		}
+		time.Sleep(2 * time.Second)
+	}
+	return func(n string) int32 { return peak[n] }
+}
+
+func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, timeout time.Duration) {
+	t.Helper()
+	var got int32
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		dep, err := env.c.Client().AppsV1().Deployments(appNS).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || dep.Spec.Replicas == nil {
+			return false, nil
+		}
+		got = *dep.Spec.Replicas
+		return got == want, nil
+	})
+	if err != nil {
+		t.Errorf("%s: %d replicas after %v, want %d", name, got, timeout, want)
+	}
+}
+
+// hpaCondition is used in failure messages.
+func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler) string {
+	var b strings.Builder
+	for _, c := range h.Status.Conditions {
+		fmt.Fprintf(&b, "%s=%s (%s) ", c.Type, c.Status, c.Message)
+	}
+	return b.String()
+}
