@@ -128,7 +128,7 @@ func testUpgradeRules(ctx context.Context, t *testing.T) {
 
 // queueApp is the sample app's queue: its queue_messages_ready is the
 // external metric of queueRule.
-var queueApp = strings.ReplaceAll(strings.ReplaceAll(sampleApp("queue", "1ms"), "args: [serve,", "args: [queue,"), "--cpu-per-request=1ms, ", "")
+var queueApp = strings.ReplaceAll(strings.ReplaceAll(sampleApp("queue", "1ms"), "--mode=serve", "--mode=queue"), "--cpu-per-request=1ms, ", "")
 
 // podUIDs maps the chart's pods matching selector to their UID and restarts.
 func podUIDs(ctx context.Context, t *testing.T, selector string) map[string]string {

@@ -36,7 +36,7 @@ spec:
       - name: app
         image: %[3]s
         imagePullPolicy: Never
-        args: [serve, --cpu-per-request=%[4]s, --shutdown-delay=1s]
+        args: [--mode=serve, --cpu-per-request=%[4]s, --shutdown-delay=1s]
         ports: [{name: http, containerPort: 8080}]
         readinessProbe: {httpGet: {path: /readyz, port: http}, periodSeconds: 1}
         resources: {requests: {cpu: 20m, memory: 16Mi}, limits: {memory: 64Mi}}
@@ -90,7 +90,7 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	for _, svc := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
 		ip := serviceIP(ctx, t, svc)
 		wg.Go(func() {
-			r, err := loadgen.Run(ctx, loadgen.Config{URL: "http://" + ip + "/work", Profile: profile, Concurrency: 16,
+			r, err := loadgen.Run(ctx, loadgen.Config{URL: "http://" + ip + "/", Profile: profile, Concurrency: 16,
 				DisableKeepAlives: true, Timeout: 3 * time.Second})
 			if err != nil {
 				t.Errorf("load on %s: %v", svc, err)
