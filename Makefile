@@ -77,9 +77,9 @@ DEMO_FLAGS ?=
 demo:
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) run ./hack/demo $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images run in a private containerd (test/imagetest)
 test-e2e:
-	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && $(GO) test -count=1 -timeout 35m ./test/cluster/... ./test/thanostest/... ./test/e2e/...
+	hack/build-tools.sh && hack/build-tools.sh helm thanos && hack/install-prometheus.sh && hack/install-node.sh && $(GO) test -count=1 -timeout 35m ./test/cluster/... ./test/thanostest/... ./test/e2e/... ./test/imagetest/...
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen

@@ -281,4 +281,3 @@ func TestReadSourceRevision(t *testing.T) {
 		t.Error("a malformed SOURCE_DATE_EPOCH was accepted")
 	}
 }
-
