@@ -49,6 +49,10 @@ func buildImages(ctx context.Context, t *testing.T, dir string, args ...string) 
 	cmd := exec.CommandContext(ctx, "go", append([]string{"run", "./hack/image", "--output", dir}, args...)...)
 	cmd.Dir = repoRoot
 	cmd.Stderr = os.Stderr
+	// go run, hack/image and its go build in a process group of their own,
+	// killed together when ctx ends (the deadline or a signal).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("hack/image %q: %v\n%s", args, err, out)
@@ -78,14 +82,14 @@ func importImage(ctx context.Context, t *testing.T, c *containerd, b built) {
 }
 
 func TestImagesRunAsUsersRunThem(t *testing.T) {
-	ctx, cancel := context.WithTimeout(signalCtx, 25*time.Minute)
+	ctx, cancel := testContext(t)
 	defer cancel()
 	c := startContainerd(ctx, t)
 	out := t.TempDir()
 
 	// As `make image` names them (the chart's defaults), for this machine's
 	// platform; the pause image for two platforms, as the local cluster uses it.
-	tag := appVersion(t)
+	tag, revision := appVersion(t), sourceRevision(t)
 	images := buildImages(ctx, t, out, "--platforms=linux/"+runtime.GOARCH)
 	pause := buildImages(ctx, t, out, "--image=pause=./hack/image/pause", "--repository=registry.k8s.io", "--tag=3.10",
 		"--platforms=linux/amd64,linux/arm64")
@@ -95,7 +99,6 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	revision := sourceRevision(t)
 
 	for _, im := range ebbflowImages {
 		ref := "ghcr.io/ebbflow/" + im.name + ":" + tag
@@ -116,6 +119,16 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 	}
 
 	t.Run("pause", func(t *testing.T) { testPause(ctx, t, c) })
+}
+
+// testContext ends on SIGINT or SIGTERM and a minute before go test's
+// -timeout would kill the process, so that the cleanups always run.
+func testContext(t *testing.T) (context.Context, context.CancelFunc) {
+	deadline, ok := t.Deadline()
+	if !ok {
+		return context.WithTimeout(signalCtx, 30*time.Minute)
+	}
+	return context.WithDeadline(signalCtx, deadline.Add(-time.Minute))
 }
 
 // runOnce runs ref's binary with args to completion as a user would (its
