@@ -77,8 +77,8 @@ DEMO_FLAGS ?=
 demo:
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) run ./hack/demo $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
-E2E_PKGS := ./test/cluster/... ./test/thanostest/... ./test/e2e/...
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
+E2E_PKGS := ./test/cluster/... ./test/thanostest/... ./test/e2e/... ./test/imagetest/...
 test-e2e:
 	hack/install-node.sh && hack/install-prometheus.sh && hack/build-tools.sh && hack/build-tools.sh kube-scheduler kubelet kube-proxy helm thanos prometheus3
 	$(GO) test -count=1 -timeout 40m $(E2E_PKGS)

@@ -94,37 +94,7 @@ func TestImageContents(t *testing.T) {
 func readLayout(t *testing.T, r result) v1.ImageIndex {
 	t.Helper()
 	dir := t.TempDir()
-	f, err := os.Open(r.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	var names []string
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, h.Name)
-		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(time.Unix(1700000000, 0)) {
-			t.Errorf("entry %s: owner %d:%d, mtime %v", h.Name, h.Uid, h.Gid, h.ModTime)
-		}
-		p := filepath.Join(dir, h.Name)
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		data, _ := io.ReadAll(tr)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	names := extract(t, r.Path, dir)
 	if !slices.IsSorted(names) {
 		t.Errorf("entries not sorted: %v", names)
 	}
@@ -282,3 +252,39 @@ func TestReadSourceRevision(t *testing.T) {
 	}
 }
 
+// extract unpacks the tarball at path into dir, checking every entry is
+// owned by 0:0 and dated 1700000000, and returns the entries' names in order.
+func extract(t *testing.T, path, dir string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(time.Unix(1700000000, 0)) {
+			t.Errorf("entry %s: owner %d:%d, mtime %v", h.Name, h.Uid, h.Gid, h.ModTime)
+		}
+		p := filepath.Join(dir, h.Name)
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		data, _ := io.ReadAll(tr)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -114,7 +114,6 @@ func TestDockerfileDescribesSameImages(t *testing.T) {
 	}
 }
 
-
 // The chart's default image references must name what `make image` builds:
 // REPOSITORY/ebbflow-adapter and REPOSITORY/ebbflow-autoscaler, tag
 // defaulting to appVersion (the default tag of hack/image).

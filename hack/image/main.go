@@ -5,9 +5,10 @@
 //
 //	ctr -n k8s.io images import _output/images/ebbflow-adapter.tar
 //
-// stores it as ghcr.io/ebbflow/ebbflow-adapter:<tag>, and
-// `crane push _output/images/ebbflow-adapter.tar REF` pushes it. The same
-// commit (and SOURCE_DATE_EPOCH) always gives the same digests.
+// stores it as ghcr.io/ebbflow/ebbflow-adapter:<tag>, and `crane push DIR REF`
+// pushes it once extracted into DIR (crane reads OCI layouts only from
+// directories). The same commit (and SOURCE_DATE_EPOCH) always gives the same
+// digests.
 //
 // Usage:
 //
@@ -42,6 +43,7 @@ const (
 	defaultPlatforms  = "linux/amd64,linux/arm64"
 	defaultOutput     = "_output/images"
 	chartFile         = "charts/ebbflow/Chart.yaml"
+	craneCmd          = "go run github.com/google/go-containerregistry/cmd/crane@v0.22.1"
 )
 
 func main() {
@@ -67,9 +69,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s %s %s\n", r.Ref, r.Digest, r.Path)
 	}
 	if len(results) > 0 {
-		fmt.Fprintf(stdout, "\nimport on a node: ctr -n k8s.io images import %s\n", results[0].Path)
-		fmt.Fprintf(stdout, "push:             go run github.com/google/go-containerregistry/cmd/crane@v0.22.1 push %s %s\n",
-			results[0].Path, results[0].Ref)
+		r := results[0]
+		dir := strings.TrimSuffix(r.Path, ".tar")
+		fmt.Fprintf(stdout, "\nload on a containerd node: ctr -n k8s.io images import %s\n", r.Path)
+		fmt.Fprintf(stdout, "push (crane reads an OCI layout from a directory):\n  mkdir -p %s && tar -xf %s -C %s\n  %s push %s %s\n",
+			dir, r.Path, dir, craneCmd, dir, r.Ref)
 	}
 	return nil
 }
