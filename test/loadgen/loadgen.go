@@ -96,7 +96,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate checks c and returns the target host:port to dial.
+// validate checks c and returns its parsed URL.
 func (c Config) validate() (*url.URL, error) {
 	var errs []error
 	u, err := url.Parse(c.URL)

@@ -109,7 +109,9 @@ func TestRunRate(t *testing.T) {
 	res, err := Run(context.Background(), Config{
 		URL:     srv.URL + "/",
 		Profile: []Step{{500 * time.Millisecond, 40}, {time.Second, 100}},
-		// 20 planned + 100 planned
+		// 20 planned + 100 planned. Enough workers that a loaded machine's
+		// latency spikes (hundreds of ms under -race) drop nothing.
+		Concurrency: 64,
 		MaxRequests: 1000, MaxDuration: 10 * time.Second,
 	})
 	if err != nil {
@@ -129,8 +131,8 @@ func TestRunRate(t *testing.T) {
 	if l.P50 < time.Millisecond || l.P50 > l.P90 || l.P90 > l.P99 || l.P99 > l.Max {
 		t.Errorf("latency %+v, want 1ms <= p50 <= p90 <= p99 <= max", l)
 	}
-	// Keep-alive: a few connections serve all requests.
-	if c := srv.conns.Load(); c > 16 {
+	// Keep-alive: connections are reused (at most one per worker).
+	if c := srv.conns.Load(); c > 64 || c >= int64(res.Sent) {
 		t.Errorf("%d connections for %d requests with keep-alive", c, res.Sent)
 	}
 }
@@ -154,7 +156,7 @@ func TestRunOpenLoopDrops(t *testing.T) {
 	if m := srv.maxInFlight.Load(); m > 2 {
 		t.Errorf("%d requests in flight at once with Concurrency 2", m)
 	}
-	if el := time.Since(start); el > 1500*time.Millisecond {
+	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("run took %v for a 1s profile", el)
 	}
 }
@@ -178,7 +180,7 @@ func TestRunBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > time.Second || !res.Truncated || res.Sent > 10 {
+	if el := time.Since(start); el > 2*time.Second || !res.Truncated || res.Sent > 10 {
 		t.Errorf("MaxDuration 400ms: took %v, result %+v", el, res)
 	}
 
@@ -192,7 +194,7 @@ func TestRunBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el > time.Second || res.Errors != res.Sent || res.OK != 0 {
+	if el := time.Since(start); el > 2*time.Second || res.Errors != res.Sent || res.OK != 0 {
 		t.Errorf("slow server: took %v, result %+v", el, res)
 	}
 }

@@ -216,3 +216,18 @@ func TestListenHost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrometheus3OnlyKubernetesSD: hack/build-tools.sh compiles in no other
+// service discovery than kubernetes (and the always-present file and http).
+func TestPrometheus3OnlyKubernetesSD(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := promtest.StartProcess(ctx, promtest.Options{
+		Dir:                    t.TempDir(),
+		Prometheus3:            true,
+		ExtraScrapeConfigsYAML: "- job_name: consul\n  consul_sd_configs:\n  - server: 127.0.0.1:1\n",
+	})
+	if err == nil || !strings.Contains(err.Error(), "consul_sd_configs") {
+		t.Fatalf("StartProcess with consul_sd_configs = %v, want a refusal naming it", err)
+	}
+}
