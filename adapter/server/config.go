@@ -127,17 +127,16 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// As with prometheus-adapter, an API group is served only when the rule file
-	// has rules for it; a reload cannot add a group, which needs a restart.
-	custom, external := c.rules.Counts()
-	if custom > 0 {
-		o.Base.WithCustomMetrics(prov)
-	}
-	if external > 0 {
-		o.Base.WithExternalMetrics(prov)
-	}
+	// custom.metrics.k8s.io and external.metrics.k8s.io are served whatever the rule
+	// file holds, so that their APIServices are Available and a reload adding the
+	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
+	apis := selectAPIs(o.ResourceMetrics, c.rules)
+	logAPIs(logger, apis, o.ResourceMetrics, c.rules)
+	o.Base.WithCustomMetrics(prov)
+	o.Base.WithExternalMetrics(prov)
 	var resAPI *resourceAPI
-	if c.rules.Resource != nil {
+	if apis.Resource {
+		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.
 		resProv, err := provider.NewResource(provider.ResourceOptions{
 			Prom: guard, Backends: named, NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
 		}, c.rules.Resource)
@@ -148,10 +147,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if custom == 0 && external == 0 && resAPI == nil {
-		return errors.New("the rule file has neither rules, externalRules nor resourceRules: nothing to serve")
-	}
-	o.setOpenAPI(custom > 0, external > 0, resAPI != nil)
+	o.setOpenAPI(apis.Custom, apis.External, apis.Resource)
 	apiConfig, err := o.Base.Config()
 	if err != nil {
 		return err
@@ -178,6 +174,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	reload.resourceMode = o.ResourceMetrics
 	if resAPI != nil {
 		reload.resource = resAPI.provider
 	}

@@ -6,6 +6,8 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -37,6 +39,8 @@ type Options struct {
 	NaNValues               string
 	MaxSeries               int
 	BackendsFile            string
+	// ResourceMetrics is when metrics.k8s.io is served: auto, enabled or disabled.
+	ResourceMetrics string
 }
 
 // NewOptions returns options with their defaults.
@@ -50,6 +54,7 @@ func NewOptions() *Options {
 		ConfigCheckInterval:     10 * time.Second,
 		NaNValues:               config.NaNZero,
 		MaxSeries:               discovery.DefaultMaxSeries,
+		ResourceMetrics:         ResourceMetricsAuto,
 	}
 }
 
@@ -67,6 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ConfigCheckInterval, "config-check-interval", o.ConfigCheckInterval, "How often the rule file is checked for changes.")
 	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
 	fs.StringVar(&o.BackendsFile, "prometheus-backends-file", o.BackendsFile, "YAML file of named Prometheus backends (URL, headers, TLS and auth per backend) that rules select with their backend field; --prometheus-url is the backend named default. Read at start.")
+	fs.StringVar(&o.ResourceMetrics, "resource-metrics", o.ResourceMetrics, "When to serve metrics.k8s.io (pods, nodes) from resourceRules: auto serves it when the rule file has resourceRules at start (prometheus-adapter's behaviour; adding them later needs a restart); enabled always serves it, without metrics until resourceRules are loaded; disabled never does. custom.metrics.k8s.io and external.metrics.k8s.io are always served.")
 	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 
@@ -87,6 +93,9 @@ func (o *Options) Validate() []error {
 	}
 	if o.NaNValues != config.NaNZero && o.NaNValues != config.NaNDrop {
 		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.NaNValues))
+	}
+	if !slices.Contains(resourceMetricsModes, o.ResourceMetrics) {
+		errs = append(errs, fmt.Errorf("--resource-metrics must be one of %s, not %q", strings.Join(resourceMetricsModes, ", "), o.ResourceMetrics))
 	}
 	if o.MaxSeries < 1 {
 		errs = append(errs, errors.New("--metrics-max-series must be at least 1"))

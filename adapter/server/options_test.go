@@ -31,6 +31,9 @@ func TestOptionsValidate(t *testing.T) {
 		{"concurrency", func(o *Options) { o.MaxConcurrentQueries = 0 }, "--max-concurrent-queries"},
 		{"nan drop", func(o *Options) { o.NaNValues = "drop" }, ""},
 		{"bad nan values", func(o *Options) { o.NaNValues = "skip" }, "--nan-values"},
+		{"resource metrics enabled", func(o *Options) { o.ResourceMetrics = ResourceMetricsEnabled }, ""},
+		{"resource metrics disabled", func(o *Options) { o.ResourceMetrics = ResourceMetricsDisabled }, ""},
+		{"bad resource metrics", func(o *Options) { o.ResourceMetrics = "true" }, "--resource-metrics"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,10 +27,16 @@ type reloader struct {
 	disc     *discovery.Discoverer
 	// resource receives the resource rules when metrics.k8s.io is served; nil if not.
 	resource resourceRulesSetter
+	// resourceMode is --resource-metrics: with auto and metrics.k8s.io not served,
+	// resourceRules added by a reload need a restart.
+	resourceMode string
 
 	reloads    *prometheus.CounterVec
 	lastOK     prometheus.Gauge
 	lastChange prometheus.Gauge
+	// restartRequired is 1 while the rules in service hold something only a restart
+	// can serve.
+	restartRequired prometheus.Gauge
 }
 
 func newReloader(path, hash string, parse ruleset.Options, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
@@ -48,8 +54,12 @@ func newReloader(path, hash string, parse ruleset.Options, disc *discovery.Disco
 			Namespace: "ebbflow_adapter", Subsystem: "config", Name: "last_reload_success_timestamp_seconds",
 			Help: "Unix time the serving rules were loaded.",
 		}),
+		restartRequired: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ebbflow_adapter", Name: "restart_required",
+			Help: "1 if the rule file in service has something only a restart serves (resourceRules added with --resource-metrics=auto), else 0.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{r.reloads, r.lastOK, r.lastChange} {
+	for _, c := range []prometheus.Collector{r.reloads, r.lastOK, r.lastChange, r.restartRequired} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -112,10 +122,11 @@ type resourceRulesSetter interface {
 	SetRules(*naming.ResourceRules)
 }
 
-// setResourceRules puts the new file's resourceRules in service. As for the other
-// groups, metrics.k8s.io is served or not from the start: a reload that adds
-// resourceRules needs a restart, and one that removes them leaves every pod and node
-// without metrics.
+// setResourceRules puts the new file's resourceRules in service when metrics.k8s.io
+// is served; one that removes them leaves every pod and node without metrics. When
+// it is not served, resourceRules added under --resource-metrics=auto need a restart
+// (a group cannot be added to a running server): logged, and restart_required is 1
+// until the adapter restarts or the rules are removed again.
 func (r *reloader) setResourceRules(logger klog.Logger, set *ruleset.Set) {
 	switch {
 	case r.resource != nil:
@@ -123,7 +134,12 @@ func (r *reloader) setResourceRules(logger klog.Logger, set *ruleset.Set) {
 		if set.Resource == nil {
 			logger.Info("resourceRules removed: metrics.k8s.io now answers without metrics until they are restored")
 		}
-	case set.Resource != nil:
-		logger.Info("resourceRules added: restart the adapter to serve metrics.k8s.io")
+	case set.Resource == nil:
+		r.restartRequired.Set(0)
+	case r.resourceMode == ResourceMetricsDisabled:
+		logger.Info("resourceRules ignored: metrics.k8s.io is not served", "flag", "--resource-metrics=disabled")
+	default:
+		r.restartRequired.Set(1)
+		logger.Info("resourceRules added: restart the adapter to serve metrics.k8s.io, or run it with --resource-metrics=enabled to serve them without restart")
 	}
 }

@@ -138,3 +138,8 @@ func (c *Cluster) Stop() error {
 // AdapterRelistInterval returns the adapter's --metrics-relist-interval (its
 // --metrics-max-age too: the adapter's default).
 func (c *Cluster) AdapterRelistInterval() time.Duration { return c.opts.AdapterRelistInterval }
+
+// AdapterBinary returns the path of the ebbflow-adapter binary Start built
+// from this checkout (also with Options.NoAdapter), for tests that run it
+// with flags of their own, e.g. those a Helm chart renders.
+func (c *Cluster) AdapterBinary() string { return c.tools.adapterBinPath }

@@ -36,10 +36,11 @@ type metricsAPI struct {
 
 func (a metricsAPI) name() string { return a.version + "." + a.group }
 
-// metricsAPIsFor returns the APIServices to register for a rule file. Like
-// prometheus-adapter, ebbflow-adapter serves custom.metrics.k8s.io only when
-// the file has rules, external.metrics.k8s.io only when it has externalRules
-// and metrics.k8s.io only when it has resourceRules, decided when it starts.
+// metricsAPIsFor returns the APIServices to register for a rule file: the
+// groups it has rules for. ebbflow-adapter serves custom.metrics.k8s.io and
+// external.metrics.k8s.io whatever the rules, and metrics.k8s.io (default
+// --resource-metrics=auto) when the file has resourceRules at start; the
+// harness registers only the groups the tests' rules use.
 func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
 	cfg, err := config.Load(rules)
 	if err != nil {

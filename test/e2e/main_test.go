@@ -93,7 +93,13 @@ func env() *cluster.Cluster { return shared.cluster }
 // namespace, pod and queue label values.
 func exp() *exporter.Exporter { return shared.exporter }
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+func TestMain(m *testing.M) {
+	// Run as Helm's post-renderer by a chart test (chart_apis_test.go).
+	if svc := os.Getenv(postRenderServiceEnv); svc != "" {
+		os.Exit(postRender(svc))
+	}
+	os.Exit(runMain(m))
+}
 
 // runMain starts the shared environment, runs the tests, prints the wall time
 // and always tears everything down.
