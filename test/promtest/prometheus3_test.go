@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,6 +158,11 @@ func TestPrometheus3KubernetesSDAndExtraScrapeConfigs(t *testing.T) {
 	}
 	if !strings.Contains(string(cfg), "- job_name: kubernetes-pods\n") {
 		t.Errorf("%s lacks the extra scrape configs:\n%s", prom.ConfigPath(), cfg)
+	}
+	// promtool of the same build (next to prometheus) accepts the file.
+	promtool := filepath.Join(filepath.Dir(prom.Binary()), "promtool")
+	if out, err := exec.CommandContext(ctx, promtool, "check", "config", prom.ConfigPath()).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config: %v\n%s", err, out)
 	}
 
 	// The generated job, the extra static job and the pod found through the
