@@ -100,7 +100,17 @@ func testWorkload(ctx context.Context, t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	peaks := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
+	// Mid-ramp, every adapter pod is killed: while the metrics APIs are
+	// away, no HPA or Autoscaler may scale down.
+	outage := make(chan adapterOutage, 1)
+	go func() { outage <- killAdapterPods(ctx, t, 15*time.Second) }()
+	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
+	o := <-outage
+	for _, d := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
+		if downs := tl.scaledDown(d, o.killed, o.recovered.Add(10*time.Second)); len(downs) > 0 {
+			t.Errorf("%s scaled down while the adapter was away: %v", d, downs)
+		}
+	}
 	checkTopAgreesWithKubelet(ctx, t)
 	wg.Wait()
 	for svc, r := range results {
@@ -110,11 +120,11 @@ func testWorkload(ctx context.Context, t *testing.T) {
 		}
 	}
 	for _, d := range []string{"web-hpa", "web-ebbflow"} {
-		if p := peaks(d); p < 3 {
+		if p := tl.peak(d); p < 3 {
 			t.Errorf("%s peaked at %d replicas under 14 requests/s at 4 per pod; want ≥ 3", d, p)
 		}
 	}
-	if p := peaks("web-cpu"); p < 2 {
+	if p := tl.peak("web-cpu"); p < 2 {
 		t.Errorf("web-cpu peaked at %d replicas under real cpu load; want ≥ 2", p)
 	}
 	// Load stopped: back to one replica through the 15 s scale-down window.
@@ -145,21 +155,82 @@ func serviceIP(ctx context.Context, t *testing.T, name string) string {
 	return s.Spec.ClusterIP
 }
 
-// watchReplicas polls the Deployments' spec.replicas for d and returns a
-// function giving each one's peak; it returns after d.
-func watchReplicas(ctx context.Context, names []string, d time.Duration) func(string) int32 {
-	peak := map[string]int32{}
+// replicaTimeline is the Deployments' spec.replicas sampled every second.
+type replicaTimeline struct {
+	at       []time.Time
+	replicas []map[string]int32
+}
+
+// watchReplicas samples the Deployments' spec.replicas for d.
+func watchReplicas(ctx context.Context, names []string, d time.Duration) replicaTimeline {
+	var tl replicaTimeline
 	end := time.Now().Add(d)
 	for time.Now().Before(end) && ctx.Err() == nil {
+		now := map[string]int32{}
 		for _, n := range names {
 			dep, err := env.c.Client().AppsV1().Deployments(appNS).Get(ctx, n, metav1.GetOptions{})
-			if err == nil && dep.Spec.Replicas != nil && *dep.Spec.Replicas > peak[n] {
-				peak[n] = *dep.Spec.Replicas
+			if err == nil && dep.Spec.Replicas != nil {
+				now[n] = *dep.Spec.Replicas
 			}
 		}
-		time.Sleep(2 * time.Second)
+		tl.at = append(tl.at, time.Now())
+		tl.replicas = append(tl.replicas, now)
+		time.Sleep(time.Second)
 	}
-	return func(n string) int32 { return peak[n] }
+	return tl
+}
+
+// peak is the most replicas name had.
+func (tl replicaTimeline) peak(name string) int32 {
+	var p int32
+	for _, r := range tl.replicas {
+		p = max(p, r[name])
+	}
+	return p
+}
+
+// scaledDown reports the samples between from and to where name had fewer
+// replicas than at the sample before.
+func (tl replicaTimeline) scaledDown(name string, from, to time.Time) []string {
+	var out []string
+	for i := 1; i < len(tl.at); i++ {
+		if tl.at[i].Before(from) || tl.at[i].After(to) {
+			continue
+		}
+		prev, cur := tl.replicas[i-1][name], tl.replicas[i][name]
+		if prev > 0 && cur > 0 && cur < prev {
+			out = append(out, fmt.Sprintf("%d→%d at +%v", prev, cur, tl.at[i].Sub(from).Round(time.Second)))
+		}
+	}
+	return out
+}
+
+// adapterOutage deletes every ebbflow-adapter pod at once, after delay, and
+// measures how long until the APIServices are Available again through the
+// replacement pods.
+type adapterOutage struct {
+	killed, recovered time.Time
+}
+
+func killAdapterPods(ctx context.Context, t *testing.T, delay time.Duration) adapterOutage {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+		return adapterOutage{}
+	case <-time.After(delay):
+	}
+	pods := podsOf(ctx, t, chartNS, "app.kubernetes.io/name=ebbflow-adapter")
+	o := adapterOutage{killed: time.Now()}
+	zero := int64(0)
+	for _, p := range pods {
+		if err := env.c.Client().CoreV1().Pods(chartNS).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Errorf("delete adapter pod %s: %v", p.Name, err)
+		}
+	}
+	waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource)
+	o.recovered = time.Now()
+	t.Logf("all %d adapter pods killed mid-ramp: APIServices Available again after %v", len(pods), o.recovered.Sub(o.killed).Round(100*time.Millisecond))
+	return o
 }
 
 func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, timeout time.Duration) {
