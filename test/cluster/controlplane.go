@@ -132,7 +132,12 @@ func (c *Cluster) apiserverNodeArgs() []string {
 
 // controllers returns kube-controller-manager's --controllers value.
 func (c *Cluster) controllers() string {
-	list := []string{"*", "-nodeipam", "-nodelifecycle"}
+	list := []string{"*", "-nodeipam"}
+	if !c.opts.RealNode {
+		// kwok's nodes need no lifecycle. A kubelet registers its Node with
+		// the not-ready taint, which only this controller removes.
+		list = append(list, "-nodelifecycle")
+	}
 	if c.kcm.DisableHPAController {
 		list = append(list, "-horizontalpodautoscaling")
 	}

@@ -81,7 +81,9 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	if _, err := c.ImportImage(ctx, c.opts.PauseImageTarball); err != nil {
 		return fmt.Errorf("pause image: %w", err)
 	}
-	for _, start := range []func(context.Context) error{c.startKubeProxy, c.startScheduler, c.startKubelet} {
+	// kube-proxy after the kubelet: it reads this node's IPs from the Node the
+	// kubelet registers, and exits when they change after it started.
+	for _, start := range []func(context.Context) error{c.startScheduler, c.startKubelet, c.startKubeProxy} {
 		if err := start(ctx); err != nil {
 			return err
 		}

@@ -128,6 +128,7 @@ func sweepNode(ctx context.Context, o nodeOwner, kubeProxy string) error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, removeKubeChains(ctx))
 	errs = append(errs, removeGuard(ctx))
 	if matches, _ := filepath.Glob(filepath.Join(cniCacheDir, cniNetworkName+"-*")); len(matches) > 0 {
 		for _, m := range matches {

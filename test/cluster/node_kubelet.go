@@ -176,6 +176,7 @@ func (c *Cluster) startKubeProxy(ctx context.Context) error {
 	p, err := c.launch(KubeProxy, c.tools.proxy, []string{
 		"--kubeconfig=" + kubeconfig,
 		"--hostname-override=" + RealNodeName,
+		"--bind-address=" + podGateway, // the node's IP
 		"--proxy-mode=iptables",
 		"--cluster-cidr=" + podCIDR,
 		"--nodeport-addresses=" + podGateway + "/32",
@@ -193,8 +194,10 @@ func (c *Cluster) startKubeProxy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.nodePorts.proxyHealthz)
-	if err := waitFor(ctx, "kube-proxy /healthz", kubeProxyTimeout, p, func(ctx context.Context) (bool, error) {
+	// /livez: rules synced. (/healthz also wants this host's Node, which the
+	// kubelet registers only later.)
+	url := fmt.Sprintf("http://127.0.0.1:%d/livez", c.nodePorts.proxyHealthz)
+	if err := waitFor(ctx, "kube-proxy /livez", kubeProxyTimeout, p, func(ctx context.Context) (bool, error) {
 		return probe(ctx, hc, url)
 	}); err != nil {
 		return err

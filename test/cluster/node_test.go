@@ -29,15 +29,11 @@ import (
 func TestRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	fwdBefore, err := os.ReadFile(ipForwardPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := c.node.root
+	root, fwdBefore := c.node.root, c.nodeOwner.ipForward // read under the lock
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -95,13 +91,20 @@ func TestRealNode(t *testing.T) {
 
 	// Host → Service (kube-proxy's nat OUTPUT) → the queue pod; the worker
 	// pod drains it through the same Service from the pod network.
-	resp, err := http.Post(queueURL+"/enqueue?n=50", "text/plain", nil)
+	// kube-proxy has the Service's endpoints a moment after the pod is Ready.
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		resp, err := http.Post(queueURL+"/enqueue?n=50", "text/plain", nil)
+		if err != nil {
+			lastErr = err
+			return false, nil
+		}
+		resp.Body.Close()
+		lastErr = fmt.Errorf("enqueue: %s", resp.Status)
+		return resp.StatusCode/100 == 2, nil
+	})
 	if err != nil {
-		t.Fatalf("enqueue through the Service from the host: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("enqueue: %s", resp.Status)
+		t.Fatalf("enqueue through the Service from the host: %v", lastErr)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		body, err := httpGet(ctx, queueURL+"/metrics")
@@ -125,7 +128,7 @@ func TestRealNode(t *testing.T) {
 		t.Errorf("stop: %v", err)
 	}
 	assertNodeLeftNothing(t, root)
-	if fwd, _ := os.ReadFile(ipForwardPath); string(fwd) != string(fwdBefore) {
+	if fwd, _ := os.ReadFile(ipForwardPath); strings.TrimSpace(string(fwd)) != fwdBefore {
 		t.Errorf("ip_forward %q after the run, %q before", fwd, fwdBefore)
 	}
 }
