@@ -59,7 +59,10 @@ func writeLayout(path string, rawIndex []byte, images []v1.Image, ref, tag strin
 	}
 	defer os.Remove(tmp.Name()) // after the rename: a no-op
 	tw := tar.NewWriter(tmp)
-	writeErr := writeEntries(tw, indexJSON, blobs, mtime)
+	writeErr := tmp.Chmod(0o644) // CreateTemp makes 0600
+	if writeErr == nil {
+		writeErr = writeEntries(tw, indexJSON, blobs, mtime)
+	}
 	if err := tw.Close(); writeErr == nil {
 		writeErr = err
 	}

@@ -87,13 +87,22 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 	c := startContainerd(ctx, t)
 	out := t.TempDir()
 
-	// As `make image` names them (the chart's defaults), for this machine's
-	// platform; the pause image for two platforms, as the local cluster uses it.
+	// The pause image first (small, quick), for two platforms as the local
+	// cluster builds it; then the images as `make image` names them (the
+	// chart's defaults), for this machine's platform.
 	tag, revision := appVersion(t), sourceRevision(t)
-	images := buildImages(ctx, t, out, "--platforms=linux/"+runtime.GOARCH)
 	pause := buildImages(ctx, t, out, "--image=pause=./hack/image/pause", "--repository=registry.k8s.io", "--tag=3.10",
 		"--platforms=linux/amd64,linux/arm64")
-	for _, b := range append(mapValues(images), mapValues(pause)...) {
+	for _, b := range pause {
+		importImage(ctx, t, c, b)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Run("pause", func(t *testing.T) { testPause(ctx, t, c) })
+
+	images := buildImages(ctx, t, out, "--platforms=linux/"+runtime.GOARCH)
+	for _, b := range images {
 		importImage(ctx, t, c, b)
 	}
 	if t.Failed() {
@@ -117,8 +126,6 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 			}
 		})
 	}
-
-	t.Run("pause", func(t *testing.T) { testPause(ctx, t, c) })
 }
 
 // testContext ends on SIGINT or SIGTERM and a minute before go test's
@@ -307,14 +314,6 @@ func sourceRevision(t *testing.T) string {
 		rev += "-dirty"
 	}
 	return rev
-}
-
-func mapValues(m map[string]built) []built {
-	var out []built
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }
 
 func mapKeys(m map[string]built) []string {
