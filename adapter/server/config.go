@@ -132,8 +132,12 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
 	apis := selectAPIs(o.ResourceMetrics, c.rules)
 	logAPIs(logger, apis, o.ResourceMetrics, c.rules)
-	o.Base.WithCustomMetrics(prov)
-	o.Base.WithExternalMetrics(prov)
+	if apis.Custom {
+		o.Base.WithCustomMetrics(prov)
+	}
+	if apis.External {
+		o.Base.WithExternalMetrics(prov)
+	}
 	var resAPI *resourceAPI
 	if apis.Resource {
 		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.

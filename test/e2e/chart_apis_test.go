@@ -88,17 +88,21 @@ type chartRelease struct {
 	helm     string
 	name, ns string
 	prefix   string // object name prefix, <release>-ebbflow
-	base     []string
+	// render are the flags of install and upgrade: the post-renderer and values.
+	render []string
 }
 
+// helmRun runs helm with args and the release's namespace and kubeconfig.
 func (r *chartRelease) helmRun(ctx context.Context, t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, r.helm, append(args, r.base...)...)
+	cmd := exec.CommandContext(ctx, r.helm, append(args, "--namespace", r.ns, "--kubeconfig", r.c.AdminKubeconfig())...)
 	cmd.Dir = repoRootDir(t)
 	cmd.Env = append(helmEnv(t), postRenderServiceEnv+"="+r.prefix+"-adapter")
-	out, err := cmd.CombinedOutput()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stderr.Bytes(), out)
 	}
 	return string(out)
 }
@@ -106,13 +110,7 @@ func (r *chartRelease) helmRun(ctx context.Context, t *testing.T, args ...string
 // manifest returns the release's objects as Helm applied them.
 func (r *chartRelease) manifest(ctx context.Context, t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, r.helm, "get", "manifest", r.name, "--namespace", r.ns, "--kubeconfig", r.c.AdminKubeconfig())
-	cmd.Dir = repoRootDir(t)
-	cmd.Env = helmEnv(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helm get manifest: %v", err)
-	}
+	out := []byte(r.helmRun(ctx, t, "get", "manifest", r.name))
 	var objs []*unstructured.Unstructured
 	rd := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
 	for {
@@ -154,9 +152,11 @@ func TestChartAPIServicesAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &chartRelease{c: c, helm: helmPath(t), name: "e2e-apis", ns: "e2e-apis", prefix: "e2e-apis-ebbflow"}
-	r.base = []string{"--namespace", r.ns, "--kubeconfig", c.AdminKubeconfig(), "--post-renderer", self,
-		"--set", "adapter.service.port=" + strconv.Itoa(port)}
-	r.helmRun(ctx, t, "install", r.name, "charts/ebbflow", "--create-namespace")
+	r.render = []string{"--post-renderer", self, "--set", "adapter.service.port=" + strconv.Itoa(port)}
+	out := r.helmRun(ctx, t, append([]string{"install", r.name, "charts/ebbflow", "--create-namespace"}, r.render...)...)
+	if !strings.Contains(out, "get lease "+r.prefix+"-autoscaler") {
+		t.Errorf("NOTES do not name the Lease:\n%s", out)
+	}
 
 	objs := r.manifest(ctx, t)
 	var apiServices []string
@@ -215,7 +215,7 @@ func TestChartAPIServicesAvailable(t *testing.T) {
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.helmRun(ctx, t, "upgrade", r.name, "charts/ebbflow", "--values", values)
+	r.helmRun(ctx, t, append([]string{"upgrade", r.name, "charts/ebbflow", "--values", values}, r.render...)...)
 	a.syncConfig(ctx, t)
 	var got string
 	_, err = pollUntil(60*time.Second, func(ctx context.Context) bool {
