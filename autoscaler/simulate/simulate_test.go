@@ -9,8 +9,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
-	"github.com/ebbflow/ebbflow/autoscaler/replicas"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -33,12 +32,12 @@ func externalMetric(name string, averageTarget int64) autoscalingv2.MetricSpec {
 	}}
 }
 
-func spec(minR, maxR int32, metrics ...autoscalingv2.MetricSpec) pipeline.Spec {
-	return pipeline.Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: maxR, Metrics: metrics}}
+func spec(minR, maxR int32, metrics ...autoscalingv2.MetricSpec) evaluation.Spec {
+	return evaluation.Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: maxR, Metrics: metrics}}
 }
 
 // fastUp lets one evaluation scale up to any count.
-func fastUp(s pipeline.Spec) pipeline.Spec {
+func fastUp(s evaluation.Spec) evaluation.Spec {
 	s.HPA.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
 		StabilizationWindowSeconds: ptr[int32](0),
 		Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 10000, PeriodSeconds: 15}},
@@ -49,8 +48,7 @@ func fastUp(s pipeline.Spec) pipeline.Spec {
 func config(steps int, initial int32) Config {
 	return Config{
 		Start: t0, Step: 15 * time.Second, Steps: steps, InitialReplicas: initial,
-		Tolerance: replicas.DefaultTolerance, DownscaleStabilization: 5 * time.Minute,
-		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod, InitialReadinessDelay: replicas.DefaultInitialReadinessDelay,
+		Settings: evaluation.DefaultSettings(),
 	}
 }
 
@@ -63,7 +61,7 @@ func constant(n int, v int64) Series {
 	return s
 }
 
-func run(t *testing.T, cfg Config, s pipeline.Spec, series ...Series) Result {
+func run(t *testing.T, cfg Config, s evaluation.Spec, series ...Series) Result {
 	t.Helper()
 	res, err := Run(cfg, s, series)
 	if err != nil {
@@ -168,7 +166,7 @@ func TestGapIsMissingMetric(t *testing.T) {
 	if sum := res.Summary; sum.FailedSteps != 30 {
 		t.Errorf("failed steps %d, want 30", sum.FailedSteps)
 	}
-	s.MetricOptions = []pipeline.MetricOptions{{MissingAsZero: true}}
+	s.MetricOptions = []evaluation.MetricOptions{{MissingAsZero: true}}
 	res = run(t, cfg, s, values)
 	if last := res.Steps[39]; last.Failed || last.Values[0] != 0 || last.Replicas != 1 {
 		t.Errorf("with treatMissingAs Zero the gap reads 0 and scales down to min: %+v", last)
@@ -213,7 +211,7 @@ func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    Config
-		spec   pipeline.Spec
+		spec   evaluation.Spec
 		series []Series
 		want   string
 	}{

@@ -1,10 +1,9 @@
-package pipeline
+package evaluation
 
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
@@ -21,9 +20,12 @@ type MetricOptions struct {
 // each HPA metric.
 type Spec struct {
 	HPA        autoscalingv2.HorizontalPodAutoscalerSpec
-	Extensions adjust.Spec
+	Extensions Extensions
 	// MetricOptions has one entry per HPA.Metrics entry.
 	MetricOptions []MetricOptions
+	// Proportional are the ClusterProportional metrics (Autoscalers only);
+	// they are not in HPA.Metrics.
+	Proportional []ProportionalSource
 }
 
 // FromAutoscaler returns the evaluation's view of an Autoscaler's spec. The
@@ -31,8 +33,9 @@ type Spec struct {
 func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
 	return Spec{
 		HPA:           v1alpha1.ToHPASpec(spec),
-		Extensions:    Extensions(spec),
+		Extensions:    ExtensionsOf(spec),
 		MetricOptions: MetricOptionsOf(spec.Metrics),
+		Proportional:  ProportionalOf(spec.Metrics),
 	}
 }
 
@@ -46,18 +49,18 @@ func MinReplicas(spec *autoscalingv2.HorizontalPodAutoscalerSpec) int32 {
 
 // Extensions reads the extensions an Autoscaler's spec sets, with their
 // defaults (a fallback without policy holds).
-func Extensions(spec *v1alpha1.AutoscalerSpec) adjust.Spec {
-	ext := adjust.Spec{Paused: spec.Paused, DryRun: spec.DryRun}
+func ExtensionsOf(spec *v1alpha1.AutoscalerSpec) Extensions {
+	ext := Extensions{Paused: spec.Paused, DryRun: spec.DryRun}
 	if s := spec.ScaleToZero; s != nil {
-		ext.ScaleToZero = &adjust.ScaleToZero{}
+		ext.ScaleToZero = &ScaleToZero{}
 		if s.After != nil {
 			ext.ScaleToZero.After = s.After.Duration
 		}
 	}
 	if f := spec.Fallback; f != nil {
-		ext.Fallback = &adjust.Fallback{Policy: adjust.FallbackPolicy(f.Policy)}
+		ext.Fallback = &Fallback{Policy: FallbackPolicy(f.Policy)}
 		if ext.Fallback.Policy == "" {
-			ext.Fallback.Policy = adjust.FallbackHold
+			ext.Fallback.Policy = FallbackHold
 		}
 		if f.Replicas != nil {
 			ext.Fallback.Replicas = *f.Replicas
@@ -81,6 +84,17 @@ func MetricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
 			continue
 		}
 		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero})
+	}
+	return out
+}
+
+// ProportionalOf returns the ClusterProportional metrics with their index.
+func ProportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
+	var out []ProportionalSource
+	for i, m := range metrics {
+		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
+			out = append(out, ProportionalSource{Index: i, Source: *m.ClusterProportional})
+		}
 	}
 	return out
 }

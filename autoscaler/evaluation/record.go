@@ -1,4 +1,4 @@
-package record
+package evaluation
 
 import (
 	"fmt"
@@ -11,10 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -33,8 +31,8 @@ const (
 	StageScaleFromZero          = "ScaleFromZero"
 )
 
-// Input is everything a record is built from.
-type Input struct {
+// recordInput is everything a record is built from.
+type recordInput struct {
 	Now             time.Time
 	CurrentReplicas int32
 	// Behavior is the spec's behavior (nil: the fixed rules).
@@ -43,8 +41,8 @@ type Input struct {
 	// empty when no metric was read.
 	Metrics []Metric
 	// Decision and Adjusted are the results of the decide and adjust stages.
-	Decision decision.Decision
-	Adjusted adjust.Result
+	Decision Decision
+	Adjusted held
 	// Scaled is true when the scale was written.
 	Scaled bool
 	// Err is the failure of the evaluation, if any (scale read, metrics,
@@ -52,31 +50,21 @@ type Input struct {
 	Err error
 }
 
-// Metric is one metric's reading and evaluation.
-type Metric struct {
-	Reading   decision.Reading
-	Evaluated decision.Evaluated
-	// Name and Reason, when set, replace the name derived from the spec (see
-	// MetricName) and
-	// the reason of the calculation (sources that are not HPA metrics).
-	Name, Reason string
-}
-
-// Build returns the record of one evaluation. It is pure and bounded: at most
+// buildRecord returns the record of one evaluation. It is pure and bounded: at most
 // v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages cut
 // to MaxRecordedMessage bytes.
-func Build(in Input) v1alpha1.DecisionRecord {
+func buildRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, true)
 }
 
-// Outline returns the record without its metrics and step messages: what
+// outlineRecord returns the record without its metrics and step messages: what
 // SameOutcome and Signature read, at a fraction of Build's cost (the
 // controller builds the whole record only when it is to be written).
-func Outline(in Input) v1alpha1.DecisionRecord {
+func outlineRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, false)
 }
 
-func build(in Input, whole bool) v1alpha1.DecisionRecord {
+func build(in recordInput, whole bool) v1alpha1.DecisionRecord {
 	d := in.Decision
 	rec := v1alpha1.DecisionRecord{
 		Time:            metav1.NewTime(in.Now),
@@ -111,7 +99,7 @@ func build(in Input, whole bool) v1alpha1.DecisionRecord {
 	return rec
 }
 
-func outcome(in Input) (v1alpha1.Outcome, string) {
+func outcome(in recordInput) (v1alpha1.Outcome, string) {
 	switch {
 	case in.Scaled && in.Adjusted.Desired > in.CurrentReplicas:
 		return v1alpha1.OutcomeScaledUp, ""
@@ -119,11 +107,11 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 		return v1alpha1.OutcomeScaledDown, ""
 	case in.Err != nil && (in.Decision.Failed || in.Adjusted.Write || in.Decision.Gate.Action == ""):
 		return v1alpha1.OutcomeFailed, "the evaluation failed"
-	case in.Adjusted.Hold == adjust.HoldPaused:
+	case in.Adjusted.Hold == HoldPaused:
 		return v1alpha1.OutcomeWouldScale, "paused"
-	case in.Adjusted.Hold == adjust.HoldDryRun:
+	case in.Adjusted.Hold == HoldDryRun:
 		return v1alpha1.OutcomeWouldScale, "dry run"
-	case in.Decision.Gate.Action == decision.ScalingDisabled:
+	case in.Decision.Gate.Action == ScalingDisabled:
 		return v1alpha1.OutcomeUnchanged, "scaling is disabled since the replica count of the target is zero"
 	}
 	return v1alpha1.OutcomeUnchanged, "the desired replicas equal the current replicas"
@@ -232,7 +220,7 @@ func copyQ(q *resource.Quantity) *resource.Quantity {
 }
 
 // steps lists, in order, the rules that changed the winning proposal.
-func steps(in Input, messages bool) []v1alpha1.DecisionStep {
+func steps(in recordInput, messages bool) []v1alpha1.DecisionStep {
 	d, cur := in.Decision, in.CurrentReplicas
 	var out []v1alpha1.DecisionStep
 	add := func(stage string, from, to int32, msg string) {
@@ -243,9 +231,9 @@ func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 		out = append(out, s)
 	}
 	switch d.Gate.Action {
-	case decision.ScalingDisabled:
+	case ScalingDisabled:
 		add(StageScalingDisabled, cur, cur, "the target has zero replicas and the autoscaler did not scale it to zero")
-	case decision.ClampToBounds:
+	case ClampToBounds:
 		stage := StageMaxReplicas
 		if d.Gate.Desired > cur {
 			stage = StageMinReplicas
@@ -294,7 +282,7 @@ func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 }
 
 // winner returns the metric whose proposal won, if any.
-func winner(in Input) *Metric {
+func winner(in recordInput) *Metric {
 	a := in.Decision.Aggregate
 	if a == nil || !a.Usable {
 		return nil

@@ -1,4 +1,4 @@
-package record
+package evaluation
 
 import (
 	"encoding/json"
@@ -38,7 +38,8 @@ func Signature(r *v1alpha1.DecisionRecord) string {
 	return b.String()
 }
 
-func stages(r *v1alpha1.DecisionRecord) []string {
+// StageNames lists the stages of a record's steps, in order.
+func StageNames(r *v1alpha1.DecisionRecord) []string {
 	out := make([]string, len(r.Steps))
 	for i, s := range r.Steps {
 		out[i] = s.Stage
@@ -46,9 +47,9 @@ func stages(r *v1alpha1.DecisionRecord) []string {
 	return out
 }
 
-// Encode returns the record as compact JSON, the value of
+// EncodeRecord returns the record as compact JSON, the value of
 // v1alpha1.LastDecisionAnnotation.
-func Encode(r *v1alpha1.DecisionRecord) (string, error) {
+func EncodeRecord(r *v1alpha1.DecisionRecord) (string, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", fmt.Errorf("encode decision record: %w", err)
@@ -56,8 +57,8 @@ func Encode(r *v1alpha1.DecisionRecord) (string, error) {
 	return string(b), nil
 }
 
-// Decode parses the value of v1alpha1.LastDecisionAnnotation.
-func Decode(s string) (*v1alpha1.DecisionRecord, error) {
+// DecodeRecord parses the value of v1alpha1.LastDecisionAnnotation.
+func DecodeRecord(s string) (*v1alpha1.DecisionRecord, error) {
 	var r v1alpha1.DecisionRecord
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return nil, fmt.Errorf("decode decision record: %w", err)

@@ -1,4 +1,4 @@
-package adjust
+package evaluation
 
 import (
 	"errors"
@@ -7,71 +7,69 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
 )
 
 var t0 = time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
 
-func milli(v int64) *int64 { return &v }
+func ptr64(v int64) *int64 { return &v }
 
 // overrideOf runs Proposal and its override on an aggregate proposing
 // replicas.
-func overrideOf(t *testing.T, in ProposalInput, replicas int32) (*decision.Override, ProposalResult) {
+func overrideOf(t *testing.T, in proposalInput, replicas int32) (*Override, proposalResult) {
 	t.Helper()
-	res := Proposal(in)
+	res := applyProposalExtensions(in)
 	if res.Override == nil {
 		return nil, res
 	}
-	return res.Override(decision.Aggregate{Replicas: replicas, Usable: true}), res
+	return res.Override(Aggregate{Replicas: replicas, Usable: true}), res
 }
 
 func TestProposalNoExtensionIsIdentity(t *testing.T) {
-	res := Proposal(ProposalInput{Now: t0, CurrentReplicas: 3, MinReplicas: 0,
-		Metrics: []MetricState{{Name: "q", Value: 0, HasValue: true}, {Name: "x", Failed: true}}})
+	res := applyProposalExtensions(proposalInput{Now: t0, CurrentReplicas: 3, MinReplicas: 0,
+		Metrics: []metricState{{Name: "q", Value: 0, HasValue: true}, {Name: "x", Failed: true}}})
 	if res.Override != nil || len(res.Conditions) != 0 || len(res.Events) != 0 || res.FallbackActive {
 		t.Errorf("no extension set, got %+v", res)
 	}
 }
 
 func TestActivation(t *testing.T) {
-	q := func(v int64) MetricState {
-		return MetricState{Name: "queue", Value: v * 1000, HasValue: true, Activation: milli(5000)}
+	q := func(v int64) metricState {
+		return metricState{Name: "queue", Value: v * 1000, HasValue: true, Activation: ptr64(5000)}
 	}
 	tests := []struct {
 		name      string
 		current   int32
 		min       int32
-		metric    MetricState
+		metric    metricState
 		idleSince time.Time
 		proposal  int32
-		want      *decision.Override // nil: upstream decides
+		want      *Override // nil: upstream decides
 		wantIdle  bool
 	}{
 		{"at zero, above activation: wake to at least 1", 0, 0, q(6), time.Time{}, 0,
-			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+			&Override{Stage: StageActivation, Replicas: 1}, false},
 		{"at zero, above activation with a larger proposal: keep it", 0, 0, q(60), time.Time{}, 4,
-			&decision.Override{Stage: StageActivation, Replicas: 4}, false},
+			&Override{Stage: StageActivation, Replicas: 4}, false},
 		{"at zero, value between 0 and activation: stay at zero", 0, 0, q(3), time.Time{}, 1,
-			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+			&Override{Stage: StageActivation, Replicas: 0}, true},
 		{"at zero, exactly at activation: stay at zero", 0, 0, q(5), time.Time{}, 1,
-			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+			&Override{Stage: StageActivation, Replicas: 0}, true},
 		{"running, idle for less than after: at least 1", 3, 0, q(0), t0.Add(-4 * time.Minute), 0,
-			&decision.Override{Stage: StageActivation, Replicas: 1}, true},
+			&Override{Stage: StageActivation, Replicas: 1}, true},
 		{"running, idle for exactly after: propose zero", 3, 0, q(0), t0.Add(-5 * time.Minute), 2,
-			&decision.Override{Stage: StageActivation, Replicas: 0}, true},
+			&Override{Stage: StageActivation, Replicas: 0}, true},
 		{"running, idle just under after", 3, 0, q(0), t0.Add(-5*time.Minute + time.Second), 0,
-			&decision.Override{Stage: StageActivation, Replicas: 1}, true},
+			&Override{Stage: StageActivation, Replicas: 1}, true},
 		{"running, active, upstream proposes 0: floor at 1", 3, 0, q(6), time.Time{}, 0,
-			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+			&Override{Stage: StageActivation, Replicas: 1}, false},
 		{"running, active, upstream proposes more: upstream decides", 3, 0, q(60), time.Time{}, 7, nil, false},
-		{"failed metric is neither idle nor active", 3, 0, MetricState{Name: "queue", Failed: true, Activation: milli(5000)}, time.Time{}, 0,
-			&decision.Override{Stage: StageActivation, Replicas: 1}, false},
+		{"failed metric is neither idle nor active", 3, 0, metricState{Name: "queue", Failed: true, Activation: ptr64(5000)}, time.Time{}, 0,
+			&Override{Stage: StageActivation, Replicas: 1}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := ProposalInput{Spec: Spec{ScaleToZero: &ScaleToZero{After: 5 * time.Minute}}, Now: t0,
-				CurrentReplicas: tc.current, MinReplicas: tc.min, Metrics: []MetricState{tc.metric}, State: State{IdleSince: tc.idleSince}}
+			in := proposalInput{Spec: Extensions{ScaleToZero: &ScaleToZero{After: 5 * time.Minute}}, Now: t0,
+				CurrentReplicas: tc.current, MinReplicas: tc.min, Metrics: []metricState{tc.metric}, State: ExtensionState{IdleSince: tc.idleSince}}
 			got, res := overrideOf(t, in, tc.proposal)
 			switch {
 			case tc.want == nil && got != nil:
@@ -91,61 +89,61 @@ func TestActivation(t *testing.T) {
 		})
 	}
 	t.Run("activated message names the metric", func(t *testing.T) {
-		in := ProposalInput{Now: t0, Metrics: []MetricState{q(6)}}
+		in := proposalInput{Now: t0, Metrics: []metricState{q(6)}}
 		got, _ := overrideOf(t, in, 0)
 		if got == nil || !strings.Contains(got.Message, "queue 6 > activation 5") {
 			t.Errorf("override %+v", got)
 		}
 	})
 	t.Run("minReplicas above zero: no activation", func(t *testing.T) {
-		if got, _ := overrideOf(t, ProposalInput{Now: t0, CurrentReplicas: 2, MinReplicas: 1, Metrics: []MetricState{q(0)}}, 0); got != nil {
+		if got, _ := overrideOf(t, proposalInput{Now: t0, CurrentReplicas: 2, MinReplicas: 1, Metrics: []metricState{q(0)}}, 0); got != nil {
 			t.Errorf("override %+v", got)
 		}
 	})
 }
 
 func TestFallback(t *testing.T) {
-	ok := MetricState{Name: "rps", Value: 10, HasValue: true, Timestamp: t0.Add(-10 * time.Second)}
-	failed := MetricState{Name: "queue", Failed: true}
-	stale := func(age time.Duration) MetricState {
-		return MetricState{Name: "queue", Value: 3000, HasValue: true, Timestamp: t0.Add(-age)}
+	ok := metricState{Name: "rps", Value: 10, HasValue: true, Timestamp: t0.Add(-10 * time.Second)}
+	failed := metricState{Name: "queue", Failed: true}
+	stale := func(age time.Duration) metricState {
+		return metricState{Name: "queue", Value: 3000, HasValue: true, Timestamp: t0.Add(-age)}
 	}
 	replicas := &Fallback{Policy: FallbackReplicas, Replicas: 5, After: time.Minute, MaxAge: 2 * time.Minute}
 	tests := []struct {
 		name       string
 		f          *Fallback
 		current    int32
-		metrics    []MetricState
+		metrics    []metricState
 		badSince   time.Time
 		wasActive  bool
 		proposal   int32
 		wantActive bool
-		want       *decision.Override
+		want       *Override
 		wantEvent  string
 	}{
-		{"healthy: upstream decides", replicas, 3, []MetricState{ok}, time.Time{}, false, 3, false, nil, ""},
-		{"failed for less than after: upstream rules", replicas, 3, []MetricState{ok, failed}, t0.Add(-59 * time.Second), false, 1, false, nil, ""},
-		{"failed for exactly after: Replicas", replicas, 3, []MetricState{ok, failed}, t0.Add(-time.Minute), false, 1, true,
-			&decision.Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
-		{"first failure starts the clock", replicas, 3, []MetricState{failed}, time.Time{}, false, 1, false, nil, ""},
-		{"stale exactly maxAge is fresh", replicas, 3, []MetricState{stale(2 * time.Minute)}, t0.Add(-time.Hour), false, 3, false, nil, ""},
-		{"stale past maxAge for after", replicas, 3, []MetricState{stale(2*time.Minute + time.Second)}, t0.Add(-time.Minute), false, 3, true,
-			&decision.Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
-		{"Hold keeps the current replicas", &Fallback{Policy: FallbackHold}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
-			&decision.Override{Stage: StageFallback, Hold: true, Replicas: 4}, ""},
-		{"AtLeast below current keeps current", &Fallback{Policy: FallbackAtLeast, Replicas: 2}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
-			&decision.Override{Stage: StageFallback, Replicas: 4}, ""},
-		{"AtLeast above current", &Fallback{Policy: FallbackAtLeast, Replicas: 6}, 4, []MetricState{failed}, t0.Add(-time.Hour), true, 1, true,
-			&decision.Override{Stage: StageFallback, Replicas: 6}, ""},
-		{"recovered: cleared event, upstream decides", replicas, 5, []MetricState{ok}, time.Time{}, true, 3, false, nil, "FallbackCleared"},
+		{"healthy: upstream decides", replicas, 3, []metricState{ok}, time.Time{}, false, 3, false, nil, ""},
+		{"failed for less than after: upstream rules", replicas, 3, []metricState{ok, failed}, t0.Add(-59 * time.Second), false, 1, false, nil, ""},
+		{"failed for exactly after: Replicas", replicas, 3, []metricState{ok, failed}, t0.Add(-time.Minute), false, 1, true,
+			&Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
+		{"first failure starts the clock", replicas, 3, []metricState{failed}, time.Time{}, false, 1, false, nil, ""},
+		{"stale exactly maxAge is fresh", replicas, 3, []metricState{stale(2 * time.Minute)}, t0.Add(-time.Hour), false, 3, false, nil, ""},
+		{"stale past maxAge for after", replicas, 3, []metricState{stale(2*time.Minute + time.Second)}, t0.Add(-time.Minute), false, 3, true,
+			&Override{Stage: StageFallback, Replicas: 5}, "FallbackActivated"},
+		{"Hold keeps the current replicas", &Fallback{Policy: FallbackHold}, 4, []metricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&Override{Stage: StageFallback, Hold: true, Replicas: 4}, ""},
+		{"AtLeast below current keeps current", &Fallback{Policy: FallbackAtLeast, Replicas: 2}, 4, []metricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&Override{Stage: StageFallback, Replicas: 4}, ""},
+		{"AtLeast above current", &Fallback{Policy: FallbackAtLeast, Replicas: 6}, 4, []metricState{failed}, t0.Add(-time.Hour), true, 1, true,
+			&Override{Stage: StageFallback, Replicas: 6}, ""},
+		{"recovered: cleared event, upstream decides", replicas, 5, []metricState{ok}, time.Time{}, true, 3, false, nil, "FallbackCleared"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := State{BadSince: map[string]time.Time{}, FallbackActive: tc.wasActive}
+			st := ExtensionState{BadSince: map[string]time.Time{}, FallbackActive: tc.wasActive}
 			if !tc.badSince.IsZero() {
 				st.BadSince["queue"] = tc.badSince
 			}
-			in := ProposalInput{Spec: Spec{Fallback: tc.f}, Now: t0, CurrentReplicas: tc.current, MinReplicas: 1, Metrics: tc.metrics, State: st}
+			in := proposalInput{Spec: Extensions{Fallback: tc.f}, Now: t0, CurrentReplicas: tc.current, MinReplicas: 1, Metrics: tc.metrics, State: st}
 			got, res := overrideOf(t, in, tc.proposal)
 			if tc.want == nil && got != nil || tc.want != nil && (got == nil || got.Replicas != tc.want.Replicas || got.Hold != tc.want.Hold || got.Stage != tc.want.Stage) {
 				t.Errorf("override %+v, want %+v", got, tc.want)
@@ -185,9 +183,9 @@ func TestFallback(t *testing.T) {
 
 // Fallback wins over activation while it applies.
 func TestFallbackBeforeActivation(t *testing.T) {
-	in := ProposalInput{Spec: Spec{Fallback: &Fallback{Policy: FallbackReplicas, Replicas: 3}}, Now: t0, CurrentReplicas: 0, MinReplicas: 0,
-		Metrics: []MetricState{{Name: "queue", Failed: true, Activation: milli(1000)}},
-		State:   State{BadSince: map[string]time.Time{"queue": t0.Add(-time.Hour)}}}
+	in := proposalInput{Spec: Extensions{Fallback: &Fallback{Policy: FallbackReplicas, Replicas: 3}}, Now: t0, CurrentReplicas: 0, MinReplicas: 0,
+		Metrics: []metricState{{Name: "queue", Failed: true, Activation: ptr64(1000)}},
+		State:   ExtensionState{BadSince: map[string]time.Time{"queue": t0.Add(-time.Hour)}}}
 	got, _ := overrideOf(t, in, 0)
 	if got == nil || got.Stage != StageFallback || got.Replicas != 3 {
 		t.Errorf("override %+v", got)
@@ -199,18 +197,18 @@ func TestFallbackBeforeActivation(t *testing.T) {
 // proposal of 1 (a scale-down from N) before the fallback applies: upstream's
 // rule, a failed metric blocks a scale-down, stands.
 func TestActivationFailedMetricBlocksScaleDown(t *testing.T) {
-	in := ProposalInput{Spec: Spec{ScaleToZero: &ScaleToZero{After: time.Minute}}, Now: t0, CurrentReplicas: 6, MinReplicas: 0,
-		Metrics: []MetricState{{Name: "queue", Failed: true, Activation: milli(5000)}}}
-	res := Proposal(in)
+	in := proposalInput{Spec: Extensions{ScaleToZero: &ScaleToZero{After: time.Minute}}, Now: t0, CurrentReplicas: 6, MinReplicas: 0,
+		Metrics: []metricState{{Name: "queue", Failed: true, Activation: ptr64(5000)}}}
+	res := applyProposalExtensions(in)
 	if res.Override == nil {
 		t.Fatal("activation set: want an override function")
 	}
-	if got := res.Override(decision.Aggregate{Replicas: 0, Usable: false, Invalid: 1, FirstFailure: 0}); got != nil {
+	if got := res.Override(Aggregate{Replicas: 0, Usable: false, Invalid: 1, FirstFailure: 0}); got != nil {
 		t.Errorf("unusable proposal at 6 replicas: override %+v, want none (upstream holds)", got)
 	}
-	d := decision.Decide(decision.Input{
-		Bounds:    decision.Bounds{CurrentReplicas: 6, MinReplicas: 0, MaxReplicas: 10, HasObjectOrExternal: true},
-		Proposals: []decision.Proposal{{Metric: "external metric queue", Err: errors.New("unable to fetch metrics")}},
+	d := decide(decideInput{
+		Bounds:    Bounds{CurrentReplicas: 6, MinReplicas: 0, MaxReplicas: 10, HasObjectOrExternal: true},
+		Proposals: []Proposal{{Metric: "external metric queue", Err: errors.New("unable to fetch metrics")}},
 		Override:  res.Override,
 	})
 	if !d.Failed || d.Rescale {

@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"time"
@@ -16,8 +16,14 @@ import (
 // unless Err is set.
 type Reading struct {
 	Spec autoscalingv2.MetricSpec
-	// Err is why the metric could not be read: a FetchError, or an invalid
-	// metric selector. Propose turns it into a Failure.
+	// FetchErr is the metrics API's failure to answer; Empty is true when it
+	// answered with no value. Evaluate reads an empty answer of a metric
+	// with treatMissingAs Zero as 0, and otherwise sets Err to FetchErr as
+	// upstream's replica calculator words it (FetchError).
+	FetchErr error
+	Empty    bool
+	// Err is why the metric could not be read (an invalid metric selector,
+	// or the worded FetchErr). Propose turns it into a Failure.
 	Err     error
 	Samples replicas.Samples
 	Value   int64
@@ -93,7 +99,7 @@ func ResourceOf(spec autoscalingv2.MetricSpec) ResourceSource {
 	return ResourceSource{Name: spec.Resource.Name, Target: spec.Resource.Target}
 }
 
-func proposeResource(r Reading, s Shared, kind Kind) (replicas.Result, autoscalingv2.MetricStatus, error) {
+func proposeResource(r Reading, s Shared, kind MetricKind) (replicas.Result, autoscalingv2.MetricStatus, error) {
 	src := ResourceOf(r.Spec)
 	var res replicas.Result
 	var err error
@@ -141,7 +147,7 @@ func proposePods(r Reading, s Shared) (replicas.Result, autoscalingv2.MetricStat
 	}}, nil
 }
 
-func proposeObject(r Reading, s Shared, kind Kind) (replicas.Result, autoscalingv2.MetricStatus, error) {
+func proposeObject(r Reading, s Shared, kind MetricKind) (replicas.Result, autoscalingv2.MetricStatus, error) {
 	src := r.Spec.Object
 	status := &autoscalingv2.ObjectMetricStatus{
 		DescribedObject: src.DescribedObject,
@@ -168,7 +174,7 @@ func proposeObject(r Reading, s Shared, kind Kind) (replicas.Result, autoscaling
 	return res, autoscalingv2.MetricStatus{Type: r.Spec.Type, Object: status}, nil
 }
 
-func proposeExternal(r Reading, s Shared, kind Kind) (replicas.Result, autoscalingv2.MetricStatus, error) {
+func proposeExternal(r Reading, s Shared, kind MetricKind) (replicas.Result, autoscalingv2.MetricStatus, error) {
 	src := r.Spec.External
 	status := &autoscalingv2.ExternalMetricStatus{
 		Metric: autoscalingv2.MetricIdentifier{Name: src.Metric.Name, Selector: src.Metric.Selector},
@@ -206,4 +212,34 @@ func usageQuantity(name corev1.ResourceName, v int64) *resource.Quantity {
 		return resource.NewMilliQuantity(v, resource.BinarySI)
 	}
 	return milli(v)
+}
+
+// Scratch holds the buffers of the proposals for a caller that runs many
+// evaluations one after the other (a replay). The zero Scratch is ready; a
+// Result made with it is valid until the Scratch's next use.
+type Scratch struct {
+	metrics   []Metric
+	statuses  []autoscalingv2.MetricStatus
+	proposals []Proposal
+}
+
+// buffers returns zeroed slices of n entries (with room for extra metrics
+// and proposals), from s when set.
+func (s *Scratch) buffers(n, extra int) ([]Metric, []autoscalingv2.MetricStatus, []Proposal) {
+	if s == nil {
+		return make([]Metric, n, n+extra), make([]autoscalingv2.MetricStatus, n), make([]Proposal, 0, n+extra)
+	}
+	if cap(s.metrics) < n+extra {
+		s.metrics = make([]Metric, n, n+extra)
+	}
+	if cap(s.statuses) < n {
+		s.statuses = make([]autoscalingv2.MetricStatus, n)
+	}
+	if cap(s.proposals) < n+extra {
+		s.proposals = make([]Proposal, 0, n+extra)
+	}
+	s.metrics, s.statuses = s.metrics[:n], s.statuses[:n]
+	clear(s.metrics)
+	clear(s.statuses)
+	return s.metrics, s.statuses, s.proposals[:0]
 }

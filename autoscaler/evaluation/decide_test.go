@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
-func now() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
+func decideNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 
 func TestCheck(t *testing.T) {
 	cases := []struct {
@@ -39,10 +39,10 @@ func TestCheck(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	norm := behavior.Request{DownscaleStabilizationWindow: behavior.DefaultDownscaleStabilizationWindow, Now: now()}
+	norm := behavior.Request{DownscaleStabilizationWindow: behavior.DefaultDownscaleStabilizationWindow, Now: decideNow()}
 	cases := []struct {
 		name      string
-		in        Input
+		in        decideInput
 		want      int32
 		rescale   bool
 		failed    bool
@@ -50,40 +50,40 @@ func TestDecide(t *testing.T) {
 		active    string
 		limitedOn string
 	}{
-		{name: "scale up", in: Input{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 2, MaxReplicas: 6},
+		{name: "scale up", in: decideInput{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 2, MaxReplicas: 6},
 			Proposals: []Proposal{ok("cpu resource utilization (percentage of request)", 5)}, Normalize: norm},
 			want: 5, rescale: true, reason: "cpu resource utilization (percentage of request) above target", active: "ValidMetricFound", limitedOn: behavior.ReasonDesiredWithinRange},
-		{name: "scale down stabilized by seeded history", in: Input{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 1, MaxReplicas: 6},
-			Proposals: []Proposal{ok("cpu", 2)}, Normalize: withHistory(norm, behavior.SeedRecommendations(nil, 5, now()))},
+		{name: "scale down stabilized by seeded history", in: decideInput{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 1, MaxReplicas: 6},
+			Proposals: []Proposal{ok("cpu", 2)}, Normalize: withHistory(norm, behavior.SeedRecommendations(nil, 5, decideNow()))},
 			want: 5, rescale: false, reason: ReasonAllMetricsBelow, active: "ValidMetricFound", limitedOn: behavior.ReasonDesiredWithinRange},
-		{name: "above max clamps without metrics", in: Input{Bounds: Bounds{CurrentReplicas: 9, MinReplicas: 1, MaxReplicas: 6}},
+		{name: "above max clamps without metrics", in: decideInput{Bounds: Bounds{CurrentReplicas: 9, MinReplicas: 1, MaxReplicas: 6}},
 			want: 6, rescale: true, reason: ReasonAboveMax},
-		{name: "disabled at zero", in: Input{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 1, MaxReplicas: 6}},
+		{name: "disabled at zero", in: decideInput{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 1, MaxReplicas: 6}},
 			want: 0, active: "ScalingDisabled"},
-		{name: "failed metrics do not scale", in: Input{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 1, MaxReplicas: 6},
+		{name: "failed metrics do not scale", in: decideInput{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 1, MaxReplicas: 6},
 			Proposals: []Proposal{ok("cpu", 2), bad("x")}, Normalize: norm}, failed: true, active: "Failed-x"},
 		// Upstream "scale down to zero external metric with HPAScaleToZero enabled".
-		{name: "scale to zero with minReplicas 0", in: Input{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 0, MaxReplicas: 6, HasObjectOrExternal: true},
+		{name: "scale to zero with minReplicas 0", in: decideInput{Bounds: Bounds{CurrentReplicas: 5, MinReplicas: 0, MaxReplicas: 6, HasObjectOrExternal: true},
 			Proposals: []Proposal{ok("external metric qps", 0)}, Normalize: norm},
 			want: 0, rescale: true, reason: ReasonAllMetricsBelow, active: "ValidMetricFound", limitedOn: behavior.ReasonDesiredWithinRange},
 		// Upstream "minReplicas increased with ScaledToZero condition": from
 		// zero the proposal of 1 is raised to minReplicas 2 (TooFewReplicas).
-		{name: "from zero raised to min", in: Input{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 2, MaxReplicas: 6, ScaledToZero: true, HasObjectOrExternal: true},
-			Proposals: []Proposal{ok("Deployment metric qps", 1)}, Normalize: withHistory(norm, behavior.SeedRecommendations(nil, 0, now()))},
+		{name: "from zero raised to min", in: decideInput{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 2, MaxReplicas: 6, ScaledToZero: true, HasObjectOrExternal: true},
+			Proposals: []Proposal{ok("Deployment metric qps", 1)}, Normalize: withHistory(norm, behavior.SeedRecommendations(nil, 0, decideNow()))},
 			want: 2, rescale: true, reason: "Deployment metric qps above target", active: "ValidMetricFound", limitedOn: behavior.ReasonTooFewReplicas},
 		// Scaled to zero, metric still at zero: no rescale, status desired 0.
-		{name: "stays at zero", in: Input{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 0, MaxReplicas: 6, ScaledToZero: true, HasObjectOrExternal: true},
+		{name: "stays at zero", in: decideInput{Bounds: Bounds{CurrentReplicas: 0, MinReplicas: 0, MaxReplicas: 6, ScaledToZero: true, HasObjectOrExternal: true},
 			Proposals: []Proposal{ok("Deployment metric qps", 0)}, Normalize: norm},
 			want: 0, rescale: false, active: "ValidMetricFound", limitedOn: behavior.ReasonDesiredWithinRange},
 		// With behavior: the policies limit a scale-up.
-		{name: "behavior limits scale up", in: Input{Bounds: Bounds{CurrentReplicas: 2, MinReplicas: 1, MaxReplicas: 100},
+		{name: "behavior limits scale up", in: decideInput{Bounds: Bounds{CurrentReplicas: 2, MinReplicas: 1, MaxReplicas: 100},
 			Proposals: []Proposal{ok("pods metric qps", 50)},
 			Normalize: withBehavior(norm, &autoscalingv2.HorizontalPodAutoscalerBehavior{})},
 			want: 6, rescale: true, reason: "pods metric qps above target", active: "ValidMetricFound", limitedOn: behavior.ReasonScaleUpLimit},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Decide(tc.in)
+			got := decide(tc.in)
 			if got.Failed != tc.failed || got.Rescale != tc.rescale {
 				t.Fatalf("failed=%v rescale=%v, want %v %v (%+v)", got.Failed, got.Rescale, tc.failed, tc.rescale, got)
 			}
@@ -141,19 +141,19 @@ func TestDecideFromResourceUtilization(t *testing.T) {
 	for i, use := range []int64{300, 500, 700} {
 		name := string(rune('a' + i))
 		pods = append(pods, replicas.Pod{Name: name, Phase: corev1.PodRunning,
-			Ready:     &replicas.ReadyCondition{Status: corev1.ConditionTrue, LastTransitionTime: now().Add(-time.Hour)},
-			StartTime: ptrTime(now().Add(-time.Hour)), Containers: []replicas.Container{{Name: "c", Requests: cpuList("1")}}})
-		samples[name] = replicas.Sample{Value: use, Timestamp: now().Add(-time.Minute), Window: 30 * time.Second}
+			Ready:     &replicas.ReadyCondition{Status: corev1.ConditionTrue, LastTransitionTime: decideNow().Add(-time.Hour)},
+			StartTime: ptrTime(decideNow().Add(-time.Hour)), Containers: []replicas.Container{{Name: "c", Requests: cpuList("1")}}})
+		samples[name] = replicas.Sample{Value: use, Timestamp: decideNow().Add(-time.Minute), Window: 30 * time.Second}
 	}
 	spec := cpuUtilization(30)
 	r, err := replicas.ResourceUtilization(replicas.UtilizationInput{CurrentReplicas: 3, TargetUtilization: 30, Resource: corev1.ResourceCPU,
-		Tolerances: replicas.UniformTolerances(replicas.DefaultTolerance), Pods: pods, Samples: samples, Timing: replicas.DefaultPodTiming(now())})
+		Tolerances: replicas.UniformTolerances(replicas.DefaultTolerance), Pods: pods, Samples: samples, Timing: replicas.DefaultPodTiming(decideNow())})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Decide(Input{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 2, MaxReplicas: 6},
+	d := decide(decideInput{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 2, MaxReplicas: 6},
 		Proposals: []Proposal{Success(spec, r.Replicas, r.Timestamp)},
-		Normalize: behavior.Request{DownscaleStabilizationWindow: behavior.DefaultDownscaleStabilizationWindow, Now: now()}})
+		Normalize: behavior.Request{DownscaleStabilizationWindow: behavior.DefaultDownscaleStabilizationWindow, Now: decideNow()}})
 	if !d.Rescale || d.Desired != 5 || r.Utilization != 50 {
 		t.Errorf("desired=%d utilization=%d, want 5 and 50", d.Desired, r.Utilization)
 	}

@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"fmt"
@@ -73,8 +73,8 @@ func Check(b Bounds) Gate {
 	return Gate{Action: ComputeMetrics}
 }
 
-// Input is everything Decide reads.
-type Input struct {
+// decideInput is everything decide reads.
+type decideInput struct {
 	Bounds
 	// Gate is Check(Bounds) when the caller already ran it (to know whether
 	// to read metrics); nil makes Decide run Check itself.
@@ -128,9 +128,6 @@ type Decision struct {
 	// some metrics failed but the decision stands (upstream still returns the
 	// error after scaling).
 	Err error
-	// ScaledToZero is the ScaledToZero condition to set once the rescale has
-	// been written (see ScaledToZeroCondition); meaningful when Rescale.
-	ScaledToZero autoscalingv2.HorizontalPodAutoscalerCondition
 	// FromZeroFloor is true when the count was raised to minReplicas because
 	// the autoscaler scales up from zero after having scaled to zero.
 	FromZeroFloor bool
@@ -138,18 +135,11 @@ type Decision struct {
 	Override *Override
 }
 
-// Decide runs upstream's reconcile decision: Check, then Combine, the
-// maximum with zero, behavior.Normalize, and the floor to minReplicas when
-// scaling from zero after the autoscaler scaled to zero.
-func Decide(in Input) Decision {
-	d := decide(in)
-	if d.Rescale {
-		d.ScaledToZero = ScaledToZeroCondition(in.CurrentReplicas, d.Desired, in.MinReplicas, in.HasObjectOrExternal)
-	}
-	return d
-}
-
-func decide(in Input) Decision {
+// decide is upstream's reconcile decision: Check (unless the caller ran
+// it), then Combine, the maximum with zero, the override of the proposal
+// extensions, behavior.Normalize, and the floor to minReplicas when scaling
+// from zero after the autoscaler scaled to zero.
+func decide(in decideInput) Decision {
 	gate := Check(in.Bounds)
 	if in.Gate != nil {
 		gate = *in.Gate

@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"errors"
@@ -24,10 +24,10 @@ func cpuUtilization(percent int32) autoscalingv2.MetricSpec {
 		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &percent}}}
 }
 
-func specs() map[Kind]autoscalingv2.MetricSpec {
+func specs() map[MetricKind]autoscalingv2.MetricSpec {
 	deploy := autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "a"}}
-	return map[Kind]autoscalingv2.MetricSpec{
+	return map[MetricKind]autoscalingv2.MetricSpec{
 		ResourceUtilization: cpuUtilization(50),
 		ResourceAverageValue: {Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: qty("1Gi")}}},
@@ -49,7 +49,7 @@ func specs() map[Kind]autoscalingv2.MetricSpec {
 }
 
 func TestClassifyAndDescribe(t *testing.T) {
-	want := map[Kind]string{
+	want := map[MetricKind]string{
 		ResourceUtilization:          "cpu resource utilization (percentage of request)",
 		ResourceAverageValue:         "memory resource",
 		ContainerResourceUtilization: "cpu container resource utilization (percentage of request)",
@@ -98,7 +98,7 @@ func TestFailure(t *testing.T) {
 	cause := errors.New("boom")
 	s := specs()
 	cases := []struct {
-		kind      Kind
+		kind      MetricKind
 		reason    string
 		err, cond string
 	}{
@@ -134,7 +134,7 @@ func TestFailure(t *testing.T) {
 func TestFetchError(t *testing.T) {
 	cause := errors.New("no metrics returned from resource metrics API")
 	s := specs()
-	cases := map[Kind]string{
+	cases := map[MetricKind]string{
 		ResourceUtilization: "unable to get metrics for resource cpu: no metrics returned from resource metrics API",
 		PodsAverageValue:    "unable to get metric qps: no metrics returned from resource metrics API",
 		ObjectValue:         "unable to get metric hits on Deployment ns/web: no metrics returned from resource metrics API",

@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"errors"
@@ -9,28 +9,28 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Kind is the calculation a metric spec calls for; each maps to one function
+// MetricKind is the calculation a metric spec calls for; each maps to one function
 // of package replicas.
-type Kind string
+type MetricKind string
 
 // Kinds of metric calculation.
 const (
-	ResourceUtilization          Kind = "ResourceUtilization"          // replicas.ResourceUtilization
-	ResourceAverageValue         Kind = "ResourceAverageValue"         // replicas.PodAverage with the resource
-	ContainerResourceUtilization Kind = "ContainerResourceUtilization" // replicas.ResourceUtilization with the container
-	ContainerResourceAverage     Kind = "ContainerResourceAverageValue"
-	PodsAverageValue             Kind = "PodsAverageValue"     // replicas.PodAverage without a resource
-	ObjectValue                  Kind = "ObjectValue"          // replicas.ObjectValue
-	ObjectAverageValue           Kind = "ObjectAverageValue"   // replicas.ObjectAverageValue
-	ExternalValue                Kind = "ExternalValue"        // replicas.ExternalValue
-	ExternalAverageValue         Kind = "ExternalAverageValue" // replicas.ExternalAverageValue
+	ResourceUtilization          MetricKind = "ResourceUtilization"          // replicas.ResourceUtilization
+	ResourceAverageValue         MetricKind = "ResourceAverageValue"         // replicas.PodAverage with the resource
+	ContainerResourceUtilization MetricKind = "ContainerResourceUtilization" // replicas.ResourceUtilization with the container
+	ContainerResourceAverage     MetricKind = "ContainerResourceAverageValue"
+	PodsAverageValue             MetricKind = "PodsAverageValue"     // replicas.PodAverage without a resource
+	ObjectValue                  MetricKind = "ObjectValue"          // replicas.ObjectValue
+	ObjectAverageValue           MetricKind = "ObjectAverageValue"   // replicas.ObjectAverageValue
+	ExternalValue                MetricKind = "ExternalValue"        // replicas.ExternalValue
+	ExternalAverageValue         MetricKind = "ExternalAverageValue" // replicas.ExternalAverageValue
 )
 
 // Classify returns the calculation spec calls for, choosing the target field
 // in upstream's order (an averageValue wins for Resource and External; Object
 // follows target.type). A spec upstream would reject returns upstream's error
 // text (or, where upstream would crash on a nil field, a similar one).
-func Classify(spec autoscalingv2.MetricSpec) (Kind, error) {
+func Classify(spec autoscalingv2.MetricSpec) (MetricKind, error) {
 	switch spec.Type {
 	case autoscalingv2.ResourceMetricSourceType:
 		if spec.Resource == nil {
@@ -70,7 +70,7 @@ func Classify(spec autoscalingv2.MetricSpec) (Kind, error) {
 	return "", fmt.Errorf("unknown metric source type %q", string(spec.Type))
 }
 
-func resourceKind(t autoscalingv2.MetricTarget, average, utilization Kind) (Kind, error) {
+func resourceKind(t autoscalingv2.MetricTarget, average, utilization MetricKind) (MetricKind, error) {
 	if t.AverageValue != nil {
 		return average, nil
 	}
@@ -147,7 +147,7 @@ func Failure(spec autoscalingv2.MetricSpec, cause error) Proposal {
 	}
 }
 
-func resourceFailure(spec autoscalingv2.MetricSpec, kind Kind, cause error) (string, error, error) {
+func resourceFailure(spec autoscalingv2.MetricSpec, kind MetricKind, cause error) (string, error, error) {
 	reason, name, outerFormat, subject := "FailedGetResourceMetric", corev1.ResourceName(""), "failed to get %s resource metric value: %w", ""
 	if spec.Resource != nil {
 		name, subject = spec.Resource.Name, string(spec.Resource.Name)
@@ -168,7 +168,7 @@ func resourceFailure(spec autoscalingv2.MetricSpec, kind Kind, cause error) (str
 	return reason, inner, fmt.Errorf(outerFormat, subject, inner)
 }
 
-func externalFailure(spec autoscalingv2.MetricSpec, kind Kind, cause error) error {
+func externalFailure(spec autoscalingv2.MetricSpec, kind MetricKind, cause error) error {
 	name := ""
 	if spec.External != nil {
 		name = spec.External.Metric.Name

@@ -1,4 +1,4 @@
-package adjust
+package evaluation
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ const (
 )
 
 // Spec is the extensions an autoscaler sets. The zero Spec sets none.
-type Spec struct {
+type Extensions struct {
 	// Paused: never write the scale.
 	Paused bool
 	// DryRun: record what would be done, never write the scale.
@@ -37,9 +37,9 @@ type Spec struct {
 	Fallback    *Fallback
 }
 
-// Input is what the extensions read.
-type Input struct {
-	Spec Spec
+// holdInput is what the extensions read.
+type holdInput struct {
+	Spec Extensions
 	// CurrentReplicas is the scale's spec.replicas.
 	CurrentReplicas int32
 	// Desired and Rescale are the decision's: the count decided and whether
@@ -51,20 +51,15 @@ type Input struct {
 	Failed bool
 }
 
-// Step is one change an extension made, for the decision record.
-type Step struct {
+// extensionStep is one change an extension made, for the decision record.
+type extensionStep struct {
 	Stage    string
 	From, To int32
 	Message  string
 }
 
-// Event is an event an extension asks the controller to record.
-type Event struct {
-	Type, Reason, Message string
-}
-
-// Result is the adjusted decision.
-type Result struct {
+// held is the adjusted decision.
+type held struct {
 	// Desired is the count for status.desiredReplicas and the record.
 	Desired int32
 	// Rescale is true when Desired differs from the current count.
@@ -75,7 +70,7 @@ type Result struct {
 	// is none): HoldPaused or HoldDryRun.
 	Hold string
 	// Steps are the extensions' changes, in order.
-	Steps []Step
+	Steps []extensionStep
 	// Conditions are the extensions' conditions, each True when the
 	// extension is on and False when it is off; the controller sets a False
 	// one only when the status already holds that condition.
@@ -84,9 +79,9 @@ type Result struct {
 	Events []Event
 }
 
-// Apply runs the extensions in order (see the package doc). It is pure.
-func Apply(in Input) Result {
-	r := Result{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
+// applyHolds runs the extensions in order (see the package doc). It is pure.
+func applyHolds(in holdInput) held {
+	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
 	r.Write = r.Rescale
 	paused(in, &r)
 	dryRun(in, &r)
@@ -94,7 +89,7 @@ func Apply(in Input) Result {
 }
 
 // paused holds every write; the decision is still reported.
-func paused(in Input, r *Result) {
+func paused(in holdInput, r *held) {
 	if !in.Spec.Paused {
 		r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
 		return
@@ -103,14 +98,14 @@ func paused(in Input, r *Result) {
 	if r.Write {
 		r.Write, r.Hold = false, HoldPaused
 		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", in.CurrentReplicas, r.Desired)
-		r.Steps = append(r.Steps, Step{Stage: StagePaused, From: r.Desired, To: in.CurrentReplicas,
+		r.Steps = append(r.Steps, extensionStep{Stage: StagePaused, From: r.Desired, To: in.CurrentReplicas,
 			Message: "paused: the scale is not written"})
 	}
 	r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
 }
 
 // dryRun holds every write and announces what a live run would write.
-func dryRun(in Input, r *Result) {
+func dryRun(in holdInput, r *held) {
 	if !in.Spec.DryRun {
 		r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
 		return
@@ -119,7 +114,7 @@ func dryRun(in Input, r *Result) {
 	if r.Write {
 		r.Write, r.Hold = false, HoldDryRun
 		msg = fmt.Sprintf("dry run: would scale from %d to %d", in.CurrentReplicas, r.Desired)
-		r.Steps = append(r.Steps, Step{Stage: StageDryRun, From: r.Desired, To: in.CurrentReplicas,
+		r.Steps = append(r.Steps, extensionStep{Stage: StageDryRun, From: r.Desired, To: in.CurrentReplicas,
 			Message: "dry run: the scale is not written"})
 		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
 			Message: fmt.Sprintf("would scale from %d to %d", in.CurrentReplicas, r.Desired)})
