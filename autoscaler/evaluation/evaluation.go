@@ -12,72 +12,9 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
-
-// Input is one observation of one autoscaler: everything an evaluation
-// decides from. The caller fills Spec, Settings, Status and Scale (or
-// ScaleErr) first; when ReadsMetrics(&in) holds it reads the pods and the
-// metrics too.
-type Input struct {
-	Spec     Spec
-	Settings Settings
-	// Namespace is the autoscaler's; Target names the scale target as
-	// upstream's messages do (Kind/namespace/name).
-	Namespace, Target string
-	// Generation and Status are the autoscaler's as read. The evaluation
-	// never changes them: Result.Status is the new status.
-	Generation int64
-	Status     autoscalingv2.HorizontalPodAutoscalerStatus
-	// ProportionalStatus are the stored status.currentMetrics entries of
-	// the ClusterProportional metrics, by index in spec.metrics.
-	ProportionalStatus map[int]v1alpha1.ClusterProportionalStatus
-	// ScaleEvents are the stored rescales (behavior.EncodeEvents).
-	ScaleEvents string
-	// Warnings are problems found before the evaluation (an invalid
-	// annotation); they are the first events of the result.
-	Warnings []Event
-	// ScaleErr is set when the target's /scale could not be read; ScaleCause
-	// is what the event and the condition show (ScaleErr when nil).
-	ScaleErr, ScaleCause error
-	// Scale is the target's /scale: spec.replicas and status.replicas.
-	Scale Scale
-	// InputsErr is set when the pods could not be determined (no metric was
-	// read then); a *SelectorError also reports upstream's event and
-	// condition.
-	InputsErr error
-	// Pods are the pods the scale's selector matches.
-	Pods []replicas.Pod
-	// Readings has one entry per Spec.HPA.Metrics entry when ReadsMetrics.
-	Readings []Reading
-	// Proportional has one entry per Spec.Proportional entry when
-	// ReadsMetrics.
-	Proportional []ProportionalReading
-	// Now is when the evaluation started; ReadAt when the metrics were read
-	// (upstream reads the clock again before normalizing; zero: Now).
-	Now, ReadAt time.Time
-	// History is what the autoscaler carries from one evaluation to the
-	// next; Evaluate and Written update it (required).
-	History *History
-	// Scratch, when set, lends its buffers to the result (see Scratch).
-	Scratch *Scratch
-}
-
-// Scale is what the evaluation reads of the target's /scale.
-type Scale struct {
-	SpecReplicas, StatusReplicas int32
-}
-
-// SelectorError is a problem with the scale's pod selector, reported as
-// upstream does: a Warning event and ScalingActive=False.
-type SelectorError struct {
-	// EventReason and Message are the event's; ConditionReason and
-	// ConditionMessage the condition's.
-	EventReason, Message              string
-	ConditionReason, ConditionMessage string
-}
-
-func (e *SelectorError) Error() string { return e.Message }
 
 // Event is an event to record on the autoscaler.
 type Event struct {
@@ -252,7 +189,11 @@ func (r *Result) decide() {
 		r.Decision = Decision{Gate: gate, Failed: true, Desired: bounds.CurrentReplicas, Err: in.InputsErr}
 		r.ext.State = extIn.State
 	case gate.Action == ComputeMetrics:
-		extra, recs := r.proportional()
+		var extra []Proposal
+		var recs []Metric
+		if len(in.Spec.Proportional) > 0 {
+			extra, recs = r.proportional()
+		}
 		din.Proposals = r.propose(extra)
 		r.Metrics = append(r.Metrics, recs...)
 		if extIn.Wanted() {
@@ -435,93 +376,46 @@ func (r *Result) warn(reason, message string) {
 	r.Events = append(r.Events, Event{corev1.EventTypeWarning, reason, message})
 }
 
-// proposalInputOf assembles the input of the proposal extensions; the metric
-// states carry only the activations until the metrics are evaluated.
-func proposalInputOf(in *Input) proposalInput {
-	p := proposalInput{
-		Spec: in.Spec.Extensions, Now: in.ReadAt, CurrentReplicas: in.Scale.SpecReplicas,
-		MinReplicas: MinReplicas(&in.Spec.HPA), State: in.History.Extensions,
-	}
-	for i, o := range in.Spec.MetricOptions {
-		if o.Activation == nil {
-			continue
-		}
-		if p.Metrics == nil {
-			p.Metrics = make([]metricState, len(in.Spec.MetricOptions))
-		}
-		v := o.Activation.MilliValue()
-		p.Metrics[i].Activation = &v
-	}
-	return p
+// History is what an autoscaler carries from one evaluation to the next, as
+// upstream keeps it in memory: the recommendations of the stabilization
+// windows, the record of rescales the behavior policies count, what the
+// proposal extensions remember, and the last good parameters of the
+// ClusterProportional metrics. The zero History is a fresh start. A History
+// is used by one evaluation at a time.
+type History struct {
+	Recommendations []behavior.Recommendation
+	Events          behavior.ScaleEvents
+	Extensions      ExtensionState
+	// Proportional holds the last good parameters read from each referenced
+	// ConfigMap, by "name/key" (so reordering spec.metrics keeps them apart).
+	Proportional map[string]proportional.Params
 }
 
-// metricStates describes the evaluated metrics to the proposal extensions;
-// opts carries each metric's activation (same order).
-func metricStates(metrics []Metric, opts []metricState) []metricState {
-	out := make([]metricState, len(metrics))
-	for i, mt := range metrics {
-		r, e := mt.Reading, mt.Evaluated
-		m := metricState{Name: MetricName(r.Spec), Timestamp: r.Timestamp}
-		if i < len(opts) {
-			m.Activation = opts[i].Activation
-		}
-		switch {
-		case e.Proposal.Err != nil:
-			m.Failed = true
-		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType:
-			m.Value, m.HasValue = r.Value, true
-		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType:
-			for _, v := range r.Values {
-				m.Value += v
-			}
-			m.HasValue = true
-		default:
-			m.Value, m.HasValue = e.Result.Value, true
-		}
-		out[i] = m
-	}
-	return out
+// Seed records the current replica count as the first recommendation when
+// there is none yet (upstream's first reconcile).
+func (h *History) Seed(current int32, now time.Time) {
+	h.Recommendations = behavior.SeedRecommendations(h.Recommendations, current, now)
 }
 
-// setCondition sets c in status, as upstream: the condition is appended when
-// absent, its transition time moves only when the status changes, and
-// reason and message are overwritten.
-func setCondition(status *autoscalingv2.HorizontalPodAutoscalerStatus, c autoscalingv2.HorizontalPodAutoscalerCondition, now metav1.Time) {
-	for i := range status.Conditions {
-		existing := &status.Conditions[i]
-		if existing.Type != c.Type {
-			continue
-		}
-		if existing.Status != c.Status {
-			existing.LastTransitionTime = now
-		}
-		existing.Status, existing.Reason, existing.Message = c.Status, c.Reason, c.Message
-		return
+// Keep stores what a decision leaves for the next evaluation: the proposal
+// extensions' state and, when the count was normalized, the recommendations.
+func (h *History) Keep(d Decision, ext ExtensionState) {
+	h.Extensions = ext
+	if d.Outcome != nil {
+		h.Recommendations = d.Outcome.Recommendations
 	}
-	c.LastTransitionTime = now
-	status.Conditions = append(status.Conditions, c)
 }
 
-func condition(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, message string) autoscalingv2.HorizontalPodAutoscalerCondition {
-	return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: message}
+// Rescaled records a rescale from prev to next written at now (only after
+// the write succeeded).
+func (h *History) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
+	h.Events = behavior.RecordScaleEvent(b, h.Events, prev, next, now)
 }
 
-// conditionTrue reports whether status holds condition t with status True.
-func conditionTrue(status autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2.HorizontalPodAutoscalerConditionType) bool {
-	for _, c := range status.Conditions {
-		if c.Type == t {
-			return c.Status == corev1.ConditionTrue
-		}
+// MinReplicas is spec.minReplicas, 1 when unset.
+func MinReplicas(spec *autoscalingv2.HorizontalPodAutoscalerSpec) int32 {
+	if spec.MinReplicas != nil {
+		return *spec.MinReplicas
 	}
-	return false
-}
-
-// hasCondition reports whether status holds a condition of type t.
-func hasCondition(status autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2.HorizontalPodAutoscalerConditionType) bool {
-	for _, c := range status.Conditions {
-		if c.Type == t {
-			return true
-		}
-	}
-	return false
+	return 1
 }

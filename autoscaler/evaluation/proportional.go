@@ -52,9 +52,6 @@ type ProportionalReading struct {
 func (r *Result) proportional() ([]Proposal, []Metric) {
 	in := r.in
 	srcs := in.Spec.Proportional
-	if len(srcs) == 0 {
-		return nil, nil
-	}
 	props := make([]Proposal, len(srcs))
 	recs := make([]Metric, len(srcs))
 	var problems []string
