@@ -1,3 +1,28 @@
+// Package controller reconciles autoscalers as kube-controller-manager
+// v1.37's HorizontalPodAutoscaler controller does, and does only I/O: for
+// each object it observes (observe.go: the target's /scale, the pods its
+// selector matches, every metric's values through package metrics, the
+// cluster's size), calls evaluation.Evaluate, which decides everything, acts
+// (sync.go: writes /scale when the result says so) and persists (sync.go:
+// records the events, and the object's Backend stores status, decision
+// record and scale events).
+//
+// The objects come from Backends (backend.go): HPABackend for autoscaling/v2
+// HorizontalPodAutoscalers (drop-in mode) and AutoscalerBackend
+// (autoscaler.go) for autoscaling.ebbflow.dev Autoscalers. Queue keys are
+// "<Kind>/<namespace>/<name>".
+//
+// Layout: controller.go (Controller, New, Run, workers, informer handlers,
+// due times for the lag metric), sync.go (one evaluation top to bottom, the
+// per-key history and the resource version of the last write), observe.go
+// (the reads, bounded in concurrency), backend.go and autoscaler.go (the
+// kinds), pods.go (pod label index, ambiguous selector detection),
+// cluster.go (nodes and ConfigMaps of ClusterProportional metrics),
+// selfmetrics.go (the controller's Prometheus metrics).
+//
+// Each object is evaluated once per sync period; its history lives in
+// memory (the scale events are also stored on the object, for a takeover)
+// and is dropped when the object is deleted.
 package controller
 
 import (
