@@ -127,7 +127,7 @@ func Evaluate(in Input) Result {
 		return r
 	}
 	r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale"), in.Now)
-	r.decide()
+	r.compute()
 	if !r.Write {
 		r.finish(nil, in.Now)
 	}
@@ -160,10 +160,10 @@ func (r *Result) Written(err error, at time.Time) {
 	r.finish(nil, at)
 }
 
-// decide runs the bounds, the proposals, upstream's decision with the
+// compute runs the bounds, the proposals, upstream's decision with the
 // proposal extensions and the write extensions, and sets the conditions the
 // decision decided (in upstream's order, before the scale is written).
-func (r *Result) decide() {
+func (r *Result) compute() {
 	in := r.in
 	h := in.History
 	h.Seed(in.Scale.SpecReplicas, in.Now)
