@@ -71,7 +71,7 @@ type Result struct {
 	// Scaled is true when Written was told of a successful write.
 	Scaled bool
 
-	in         *Input
+	in         Input
 	statuses   []autoscalingv2.MetricStatus
 	propStatus map[int]v1alpha1.ClusterProportionalStatus
 	ext        proposalResult
@@ -110,9 +110,9 @@ func Evaluate(in Input) Result {
 	if in.ReadAt.IsZero() {
 		in.ReadAt = in.Now
 	}
-	r := Result{in: &in, Desired: in.Scale.SpecReplicas, ScaleEvents: in.ScaleEvents, ProportionalStatus: in.ProportionalStatus}
+	r := Result{in: in, Desired: in.Scale.SpecReplicas, ScaleEvents: in.ScaleEvents, ProportionalStatus: in.ProportionalStatus}
 	r.Status = in.Status
-	r.Status.Conditions = append([]autoscalingv2.HorizontalPodAutoscalerCondition(nil), in.Status.Conditions...)
+	r.Status.Conditions = in.Scratch.conditions(in.Status.Conditions)
 	r.Events = append(r.Events, in.Warnings...)
 	if in.ScaleErr != nil {
 		cause := in.ScaleCause
@@ -138,7 +138,7 @@ func Evaluate(in Input) Result {
 // scale write (nil: written) at at: the conditions and event upstream sets,
 // the scale event the behavior policies count, the status and the record.
 func (r *Result) Written(err error, at time.Time) {
-	in, d := r.in, r.Decision
+	in, d := &r.in, r.Decision
 	if err != nil {
 		r.warn("FailedRescale", fmt.Sprintf("New size: %d; reason: %s; error: %v", r.Desired, d.RescaleReason, err.Error()))
 		r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedUpdateScale",
@@ -164,7 +164,7 @@ func (r *Result) Written(err error, at time.Time) {
 // proposal extensions and the write extensions, and sets the conditions the
 // decision decided (in upstream's order, before the scale is written).
 func (r *Result) compute() {
-	in := r.in
+	in := &r.in
 	h := in.History
 	h.Seed(in.Scale.SpecReplicas, in.Now)
 	bounds := boundsOf(in)
@@ -228,7 +228,7 @@ func (r *Result) compute() {
 // propose computes every HPA metric's proposal (filling r.Metrics and the
 // metric statuses) and returns the proposals with extra after them.
 func (r *Result) propose(extra []Proposal) []Proposal {
-	in := r.in
+	in := &r.in
 	shared := Shared{
 		SpecReplicas: in.Scale.SpecReplicas, StatusReplicas: in.Scale.StatusReplicas, Pods: in.Pods,
 		Tolerances: replicas.TolerancesFor(in.Settings.Tolerance, in.Spec.HPA.Behavior),
@@ -276,7 +276,7 @@ const failurePrefix = "the HPA was unable to compute the replica count: "
 // status, the ClusterProportional status and the record's outline. writeErr
 // is the failure to write the scale.
 func (r *Result) finish(writeErr error, at time.Time) {
-	in, d := r.in, r.Decision
+	in, d := &r.in, r.Decision
 	for _, c := range append(r.ext.Conditions, r.holds.Conditions...) {
 		if c.Status == corev1.ConditionTrue || hasCondition(r.Status, c.Type) {
 			r.set(c, at)
@@ -346,7 +346,7 @@ func (r *Result) Direction() string {
 }
 
 func (r *Result) recordInput() recordInput {
-	in := r.in
+	in := &r.in
 	ri := recordInput{
 		Now:             in.Now,
 		CurrentReplicas: in.Scale.SpecReplicas,

@@ -50,7 +50,7 @@ type ProportionalReading struct {
 // after the HPA metrics') and metric entries, sets the ProportionalParams
 // condition and keeps the last good parameters in the history.
 func (r *Result) proportional() ([]Proposal, []Metric) {
-	in := r.in
+	in := &r.in
 	srcs := in.Spec.Proportional
 	props := make([]Proposal, len(srcs))
 	recs := make([]Metric, len(srcs))

@@ -220,6 +220,7 @@ func usageQuantity(name corev1.ResourceName, v int64) *resource.Quantity {
 // evaluations one after the other (a replay). The zero Scratch is ready; a
 // Result made with it is valid until the Scratch's next use.
 type Scratch struct {
+	conds     []autoscalingv2.HorizontalPodAutoscalerCondition
 	metrics   []Metric
 	statuses  []autoscalingv2.MetricStatus
 	proposals []Proposal
@@ -439,4 +440,14 @@ func FetchError(spec autoscalingv2.MetricSpec, namespace string, err error) erro
 		return fmt.Errorf("unable to get external metric %s/%s/%+v: %w", namespace, e.Metric.Name, e.Metric.Selector, err)
 	}
 	return err
+}
+
+// conditions returns a copy of cs the result may change, in s's buffer when
+// set (cs may be that buffer: the status of the Scratch's last result).
+func (s *Scratch) conditions(cs []autoscalingv2.HorizontalPodAutoscalerCondition) []autoscalingv2.HorizontalPodAutoscalerCondition {
+	if s == nil {
+		return append([]autoscalingv2.HorizontalPodAutoscalerCondition(nil), cs...)
+	}
+	s.conds = append(s.conds[:0], cs...)
+	return s.conds
 }
