@@ -157,7 +157,7 @@ func decide(in decideInput) Decision {
 		d.Desired, d.Rescale, d.RescaleReason = d.Gate.Desired, true, d.Gate.Reason
 		return d
 	}
-	agg := Combine(in.Proposals, in.CurrentReplicas)
+	agg := combine(in.Proposals, in.CurrentReplicas)
 	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
 	if in.Override != nil {
 		d.Override = in.Override(agg)
@@ -205,10 +205,10 @@ func decide(in decideInput) Decision {
 	return d
 }
 
-// ScaledToZeroCondition is the ScaledToZero condition upstream sets after every
+// scaledToZeroCondition is the ScaledToZero condition upstream sets after every
 // successful rescale: True when the autoscaler took the workload from some
 // replicas to zero with minReplicas 0 and an Object or External metric.
-func ScaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExternal bool) autoscalingv2.HorizontalPodAutoscalerCondition {
+func scaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExternal bool) autoscalingv2.HorizontalPodAutoscalerCondition {
 	c := autoscalingv2.HorizontalPodAutoscalerCondition{
 		Type:    autoscalingv2.ScaledToZero,
 		Status:  corev1.ConditionFalse,
@@ -221,9 +221,9 @@ func ScaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExter
 	return c
 }
 
-// HasObjectOrExternal reports whether any metric is of type Object or
+// hasObjectOrExternal reports whether any metric is of type Object or
 // External (the metrics that can wake a workload at zero replicas).
-func HasObjectOrExternal(metrics []autoscalingv2.MetricSpec) bool {
+func hasObjectOrExternal(metrics []autoscalingv2.MetricSpec) bool {
 	for _, m := range metrics {
 		if m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType {
 			return true
@@ -238,14 +238,14 @@ var ErrNoMetrics = errors.New("no metrics to compute a replica count from")
 
 // Proposal is one metric's outcome.
 type Proposal struct {
-	// Metric describes the metric (see MetricDescription).
+	// Metric describes the metric (see metricDescription).
 	Metric    string
 	Replicas  int32
 	Timestamp time.Time
 	// Err is non-nil when the metric failed; Replicas is then ignored.
 	Err error
 	// Condition is the ScalingActive=False condition reported when this is the
-	// first failed metric (see Failure).
+	// first failed metric (see failure).
 	Condition autoscalingv2.HorizontalPodAutoscalerCondition
 }
 
@@ -269,11 +269,11 @@ type Aggregate struct {
 	ScalingActive autoscalingv2.HorizontalPodAutoscalerCondition
 }
 
-// Combine takes the maximum over the successful proposals, as upstream's
+// combine takes the maximum over the successful proposals, as upstream's
 // computeReplicasForMetrics. Ties keep the earlier metric, except that a
 // running maximum of zero is replaced by any later proposal (so among
 // proposals that are all zero the last one names the metric).
-func Combine(proposals []Proposal, specReplicas int32) Aggregate {
+func combine(proposals []Proposal, specReplicas int32) Aggregate {
 	a := Aggregate{FirstFailure: -1}
 	if len(proposals) == 0 {
 		a.Err = ErrNoMetrics

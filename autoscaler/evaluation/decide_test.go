@@ -127,7 +127,7 @@ func TestScaledToZeroCondition(t *testing.T) {
 		{3, 5, 1, false, corev1.ConditionFalse},
 	}
 	for _, tc := range cases {
-		got := ScaledToZeroCondition(tc.current, tc.desired, tc.minR, tc.objExt)
+		got := scaledToZeroCondition(tc.current, tc.desired, tc.minR, tc.objExt)
 		if got.Status != tc.want || got.Type != autoscalingv2.ScaledToZero {
 			t.Errorf("%+v: got %+v", tc, got)
 		}
@@ -153,7 +153,7 @@ func TestDecideFromResourceUtilization(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := decide(decideInput{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 2, MaxReplicas: 6},
-		Proposals: []Proposal{Success(spec, r.Replicas, r.Timestamp)},
+		Proposals: []Proposal{success(spec, r.Replicas, r.Timestamp)},
 		Normalize: behavior.Request{DownscaleStabilizationWindow: behavior.DefaultDownscaleStabilizationWindow, Now: decideNow()}})
 	if !d.Rescale || d.Desired != 5 || r.Utilization != 50 {
 		t.Errorf("desired=%d utilization=%d, want 5 and 50", d.Desired, r.Utilization)
@@ -207,7 +207,7 @@ func TestCombine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Combine(tc.proposals, tc.spec)
+			got := combine(tc.proposals, tc.spec)
 			if got.Replicas != tc.wantReplicas || got.Metric != tc.wantMetric || got.Usable != tc.wantUsable {
 				t.Errorf("got %d/%q/usable=%v, want %d/%q/%v", got.Replicas, got.Metric, got.Usable, tc.wantReplicas, tc.wantMetric, tc.wantUsable)
 			}
@@ -225,7 +225,7 @@ func TestCombine(t *testing.T) {
 			}
 		})
 	}
-	if got := Combine([]Proposal{ok("cpu", 4)}, 3); got.ScalingActive.Message != "the HPA was able to successfully calculate a replica count from cpu" {
+	if got := combine([]Proposal{ok("cpu", 4)}, 3); got.ScalingActive.Message != "the HPA was able to successfully calculate a replica count from cpu" {
 		t.Errorf("message = %q", got.ScalingActive.Message)
 	}
 }

@@ -98,7 +98,7 @@ func boundsOf(in *Input) Bounds {
 		MinReplicas:         MinReplicas(&in.Spec.HPA),
 		MaxReplicas:         in.Spec.HPA.MaxReplicas,
 		ScaledToZero:        conditionTrue(in.Status, autoscalingv2.ScaledToZero),
-		HasObjectOrExternal: HasObjectOrExternal(in.Spec.HPA.Metrics),
+		HasObjectOrExternal: hasObjectOrExternal(in.Spec.HPA.Metrics),
 	}
 }
 
@@ -151,7 +151,7 @@ func (r *Result) Written(err error, at time.Time) {
 		fmt.Sprintf("the HPA controller was able to update the target scale to %d", r.Desired)), at)
 	r.Events = append(r.Events, Event{corev1.EventTypeNormal, "SuccessfulRescale", fmt.Sprintf("New size: %d; reason: %s", r.Desired, d.RescaleReason)})
 	in.History.Rescaled(in.Spec.HPA.Behavior, current, r.Desired, at)
-	r.set(ScaledToZeroCondition(current, r.Desired, MinReplicas(&in.Spec.HPA), HasObjectOrExternal(in.Spec.HPA.Metrics)), at)
+	r.set(scaledToZeroCondition(current, r.Desired, MinReplicas(&in.Spec.HPA), hasObjectOrExternal(in.Spec.HPA.Metrics)), at)
 	r.Scaled = true
 	value := behavior.EncodeEvents(in.Spec.HPA.Behavior, in.History.Events, at)
 	if value != in.ScaleEvents {
@@ -265,7 +265,7 @@ func resolve(rd *Reading, opts []MetricOptions, i int, namespace string, now tim
 		rd.Value, rd.Values, rd.Timestamp, rd.FetchErr = 0, []int64{0}, now, nil
 		return
 	}
-	rd.Err = FetchError(rd.Spec, namespace, rd.FetchErr)
+	rd.Err = fetchError(rd.Spec, namespace, rd.FetchErr)
 }
 
 // failurePrefix starts every ScalingActive=False message of a failed metric;

@@ -103,15 +103,15 @@ type Spec struct {
 func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
 	return Spec{
 		HPA:           v1alpha1.ToHPASpec(spec),
-		Extensions:    ExtensionsOf(spec),
-		MetricOptions: MetricOptionsOf(spec.Metrics),
-		Proportional:  ProportionalOf(spec.Metrics),
+		Extensions:    extensionsOf(spec),
+		MetricOptions: metricOptionsOf(spec.Metrics),
+		Proportional:  proportionalOf(spec.Metrics),
 	}
 }
 
 // Extensions reads the extensions an Autoscaler's spec sets, with their
 // defaults (a fallback without policy holds).
-func ExtensionsOf(spec *v1alpha1.AutoscalerSpec) Extensions {
+func extensionsOf(spec *v1alpha1.AutoscalerSpec) Extensions {
 	ext := Extensions{Paused: spec.Paused, DryRun: spec.DryRun}
 	if s := spec.ScaleToZero; s != nil {
 		ext.ScaleToZero = &ScaleToZero{}
@@ -137,9 +137,9 @@ func ExtensionsOf(spec *v1alpha1.AutoscalerSpec) Extensions {
 	return ext
 }
 
-// MetricOptionsOf returns the options of the HPA metrics among metrics, in
+// metricOptionsOf returns the options of the HPA metrics among metrics, in
 // the order of v1alpha1.HPAMetrics.
-func MetricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
+func metricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
 	var out []MetricOptions
 	for _, m := range metrics {
 		if m.Type == v1alpha1.ClusterProportionalMetricSourceType {
@@ -150,8 +150,8 @@ func MetricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
 	return out
 }
 
-// ProportionalOf returns the ClusterProportional metrics with their index.
-func ProportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
+// proportionalOf returns the ClusterProportional metrics with their index.
+func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
 	var out []ProportionalSource
 	for i, m := range metrics {
 		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {

@@ -130,7 +130,7 @@ func (r *Result) proportionalParams(src ProportionalSource, rd ProportionalReadi
 	path := field.NewPath("spec", "metrics").Index(src.Index).Child("clusterProportional")
 	s := src.Source
 	if s.ConfigMapRef == nil {
-		p = ParamsOf(&s)
+		p = paramsOf(&s)
 		if errs := append(proportional.Validate(p, path), proportional.Hazards(p, path)...); len(errs) > 0 {
 			return p, errs.ToAggregate().Error(), errs.ToAggregate()
 		}
@@ -178,8 +178,8 @@ func NodeSelector(src *v1alpha1.ClusterProportionalSource) (labels.Selector, err
 	return sel, nil
 }
 
-// ParamsOf converts inline API parameters to CPA's.
-func ParamsOf(s *v1alpha1.ClusterProportionalSource) proportional.Params {
+// paramsOf converts inline API parameters to CPA's.
+func paramsOf(s *v1alpha1.ClusterProportionalSource) proportional.Params {
 	var p proportional.Params
 	if l := s.Linear; l != nil {
 		p.Linear = &proportional.Linear{

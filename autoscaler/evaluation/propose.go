@@ -25,7 +25,7 @@ type Reading struct {
 	FetchErr error
 	Empty    bool
 	// Err is why the metric could not be read (an invalid metric selector,
-	// or the worded FetchErr). Propose turns it into a Failure.
+	// or the worded FetchErr). Propose turns it into a failure.
 	Err     error
 	Samples replicas.Samples
 	Value   int64
@@ -64,7 +64,7 @@ func Propose(r Reading, s Shared) Evaluated {
 		err = r.Err
 	}
 	if err != nil {
-		return Evaluated{Proposal: Failure(r.Spec, err)}
+		return Evaluated{Proposal: failure(r.Spec, err)}
 	}
 	var res replicas.Result
 	var status autoscalingv2.MetricStatus
@@ -79,9 +79,9 @@ func Propose(r Reading, s Shared) Evaluated {
 		res, status, err = proposeExternal(r, s, kind)
 	}
 	if err != nil {
-		return Evaluated{Proposal: Failure(r.Spec, err)}
+		return Evaluated{Proposal: failure(r.Spec, err)}
 	}
-	return Evaluated{Proposal: Success(r.Spec, res.Replicas, res.Timestamp), Status: status, Result: res}
+	return Evaluated{Proposal: success(r.Spec, res.Replicas, res.Timestamp), Status: status, Result: res}
 }
 
 // ResourceSource is the common part of Resource and ContainerResource specs.
@@ -318,10 +318,10 @@ func resourceKind(t autoscalingv2.MetricTarget, average, utilization MetricKind)
 	return utilization, nil
 }
 
-// MetricDescription names a metric as upstream's ScalingActive message and
+// metricDescription names a metric as upstream's ScalingActive message and
 // rescale events do, including upstream's wording of an Object AverageValue
 // metric as "external metric". An invalid spec yields "".
-func MetricDescription(spec autoscalingv2.MetricSpec) string {
+func metricDescription(spec autoscalingv2.MetricSpec) string {
 	kind, err := Classify(spec)
 	if err != nil {
 		return ""
@@ -345,17 +345,17 @@ func MetricDescription(spec autoscalingv2.MetricSpec) string {
 	return fmt.Sprintf("external metric %s(%+v)", spec.External.Metric.Name, spec.External.Metric.Selector)
 }
 
-// Success is the Proposal of a metric that produced replicas.
-func Success(spec autoscalingv2.MetricSpec, replicas int32, timestamp time.Time) Proposal {
-	return Proposal{Metric: MetricDescription(spec), Replicas: replicas, Timestamp: timestamp}
+// success is the Proposal of a metric that produced replicas.
+func success(spec autoscalingv2.MetricSpec, replicas int32, timestamp time.Time) Proposal {
+	return Proposal{Metric: metricDescription(spec), Replicas: replicas, Timestamp: timestamp}
 }
 
-// Failure is the Proposal of a metric that failed with cause: the error a
+// failure is the Proposal of a metric that failed with cause: the error a
 // replicas function returned, a FetchError, or the error of Classify. Its Err
 // and Condition carry upstream's wording for the metric's kind; the
 // condition's reason and cause's wrapped form are what upstream's FailedGet*
 // warning event shows.
-func Failure(spec autoscalingv2.MetricSpec, cause error) Proposal {
+func failure(spec autoscalingv2.MetricSpec, cause error) Proposal {
 	kind, _ := Classify(spec)
 	var reason string
 	var inner, outer error
@@ -421,10 +421,10 @@ func externalFailure(spec autoscalingv2.MetricSpec, kind MetricKind, cause error
 	return fmt.Errorf("failed to get %s external metric value: %w", name, wrapped)
 }
 
-// FetchError wraps an error from reading a metric's values as upstream's
-// replica calculator does, before Failure wraps it further. namespace is the
+// fetchError wraps an error from reading a metric's values as upstream's
+// replica calculator does, before failure wraps it further. namespace is the
 // autoscaler's namespace.
-func FetchError(spec autoscalingv2.MetricSpec, namespace string, err error) error {
+func fetchError(spec autoscalingv2.MetricSpec, namespace string, err error) error {
 	switch {
 	case spec.Type == autoscalingv2.ResourceMetricSourceType && spec.Resource != nil:
 		return fmt.Errorf("unable to get metrics for resource %s: %w", spec.Resource.Name, err)

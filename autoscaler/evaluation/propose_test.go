@@ -66,7 +66,7 @@ func TestClassifyAndDescribe(t *testing.T) {
 			if err != nil || got != kind {
 				t.Fatalf("Classify = %s, %v; want %s", got, err, kind)
 			}
-			if d := MetricDescription(spec); d != want[kind] {
+			if d := metricDescription(spec); d != want[kind] {
 				t.Errorf("description = %q, want %q", d, want[kind])
 			}
 		})
@@ -88,7 +88,7 @@ func TestClassifyInvalid(t *testing.T) {
 		if _, err := Classify(spec); err == nil || err.Error() != want {
 			t.Errorf("Classify(%s) error = %v, want %q", spec.Type, err, want)
 		}
-		if MetricDescription(spec) != "" {
+		if metricDescription(spec) != "" {
 			t.Errorf("an invalid spec must have no description")
 		}
 	}
@@ -113,7 +113,7 @@ func TestFailure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			p := Failure(s[tc.kind], cause)
+			p := failure(s[tc.kind], cause)
 			if p.Err == nil || p.Err.Error() != tc.err || !errors.Is(p.Err, cause) {
 				t.Errorf("err = %v, want %q wrapping the cause", p.Err, tc.err)
 			}
@@ -126,7 +126,7 @@ func TestFailure(t *testing.T) {
 	}
 	unknown := autoscalingv2.MetricSpec{Type: "CheddarCheese"}
 	_, err := Classify(unknown)
-	if p := Failure(unknown, err); p.Condition.Reason != "InvalidMetricSourceType" || p.Err.Error() != `unknown metric source type "CheddarCheese"` {
+	if p := failure(unknown, err); p.Condition.Reason != "InvalidMetricSourceType" || p.Err.Error() != `unknown metric source type "CheddarCheese"` {
 		t.Errorf("unknown type: %+v", p)
 	}
 }
@@ -141,11 +141,11 @@ func TestFetchError(t *testing.T) {
 		ExternalValue:       "unable to get external metric ns/depth/&LabelSelector{MatchLabels:map[string]string{queue: a,},MatchExpressions:[]LabelSelectorRequirement{},}: no metrics returned from resource metrics API",
 	}
 	for kind, want := range cases {
-		if got := FetchError(s[kind], "ns", cause); got.Error() != want || !errors.Is(got, cause) {
+		if got := fetchError(s[kind], "ns", cause); got.Error() != want || !errors.Is(got, cause) {
 			t.Errorf("%s: got %v, want %q", kind, got, want)
 		}
 	}
-	if !HasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue], s[ExternalValue]}) || HasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue]}) {
+	if !hasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue], s[ExternalValue]}) || hasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue]}) {
 		t.Errorf("HasObjectOrExternal is wrong")
 	}
 }

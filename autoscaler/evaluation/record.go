@@ -60,7 +60,7 @@ func buildRecord(in recordInput) v1alpha1.DecisionRecord {
 }
 
 // outlineRecord returns the record without its metrics and step messages: what
-// SameOutcome and Signature read, at a fraction of Build's cost (the
+// Signature reads, at a fraction of Build's cost (the
 // controller builds the whole record only when it is to be written).
 func outlineRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, false)
@@ -384,17 +384,11 @@ func cut(s string) string {
 	return s[:n] + suffix
 }
 
-// SameOutcome reports whether two records describe the same outcome: the same
-// replicas before and after, the same winning metric, the same steps (by
-// stage), whether the scale was written and why not, and the same error. Time,
-// metric values and messages may differ. A nil record equals nothing. It is
-// the comparison of Signatures, which is what the controller stores.
-func SameOutcome(a, b *v1alpha1.DecisionRecord) bool {
-	return a != nil && b != nil && Signature(a) == Signature(b)
-}
-
 // Signature is a compact key of a record's outcome: two records have the same
-// signature exactly when SameOutcome holds. "" for a nil record.
+// signature exactly when they describe the same outcome: the same replicas
+// before and after, the same winning metric, the same steps (by stage),
+// whether the scale was written and why not, and the same error (time,
+// metric values and messages may differ). "" for a nil record.
 func Signature(r *v1alpha1.DecisionRecord) string {
 	if r == nil {
 		return ""
