@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
-	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
 // Kinds explain reads.
@@ -162,7 +162,7 @@ func (s *hpaSource) view(obj runtime.Object) (decisionView, error) {
 		return decisionView{}, fmt.Errorf("%s is not managed by ebbflow: it has no %s annotation "+
 			"(ebbflow-autoscaler writes it in drop-in mode, --hpa-mode=all)", s.describe(), v1alpha1.LastDecisionAnnotation)
 	}
-	rec, err := record.Decode(raw)
+	rec, err := evaluation.DecodeRecord(raw)
 	if err != nil {
 		return decisionView{}, fmt.Errorf("%s: annotation %s: %w", s.describe(), v1alpha1.LastDecisionAnnotation, err)
 	}

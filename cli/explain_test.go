@@ -22,9 +22,9 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	ebbfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
-	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
 var autoscalersGR = schema.GroupResource{Group: v1alpha1.GroupName, Resource: "autoscalers"}
@@ -97,7 +97,7 @@ func hpa(t *testing.T, ns, name string, rec *v1alpha1.DecisionRecord) *autoscali
 		Status: autoscalingv2.HorizontalPodAutoscalerStatus{Conditions: testConditions()},
 	}
 	if rec != nil {
-		s, err := record.Encode(rec)
+		s, err := evaluation.EncodeRecord(rec)
 		if err != nil {
 			t.Fatal(err)
 		}

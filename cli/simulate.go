@@ -11,7 +11,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 
@@ -21,7 +21,7 @@ type simulateOptions struct {
 	rules           string
 	backendsFile    string
 	conn            prom.ConnectionOptions
-	settings        pipeline.Settings
+	settings        evaluation.Settings
 	nanValues       string
 	since           time.Duration
 	start, end      string
@@ -80,7 +80,7 @@ The actual replicas (kube-state-metrics' kube_deployment_status_replicas, or
 func newSimulateCommand() *cobra.Command {
 	o := &simulateOptions{
 		conn:            prom.NewConnectionOptions(""),
-		settings:        pipeline.DefaultSettings(),
+		settings:        evaluation.DefaultSettings(),
 		nanValues:       config.NaNZero,
 		since:           24 * time.Hour,
 		step:            15 * time.Second,

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ebbflow/ebbflow/autoscaler/record"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
 )
@@ -65,7 +65,7 @@ func actualAt(actual []int64, i int) string {
 func metricsText(r replayed, st simulate.Step) string {
 	parts := make([]string, len(st.Values))
 	for j, v := range st.Values {
-		parts[j] = record.MetricName(r.spec.spec.HPA.Metrics[j]) + "=" + milliText(v)
+		parts[j] = evaluation.MetricName(r.spec.spec.HPA.Metrics[j]) + "=" + milliText(v)
 	}
 	return strings.Join(parts, ",")
 }
@@ -126,7 +126,7 @@ func writeSimulationJSON(w io.Writer, rs []replayed, rng simsource.Range) error 
 			UnderProvisionedSeconds: sum.UnderProvisioned.Seconds(), FailedSteps: sum.FailedSteps,
 		}}
 		for _, m := range r.spec.spec.HPA.Metrics {
-			js.Metrics = append(js.Metrics, record.MetricName(m))
+			js.Metrics = append(js.Metrics, evaluation.MetricName(m))
 		}
 		for i, st := range r.result.Steps {
 			s := jsonStep{Time: st.Time.UTC(), Replicas: st.Replicas, Current: st.Current, Ready: st.Ready,

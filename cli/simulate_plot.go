@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ebbflow/ebbflow/autoscaler/record"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
 	"github.com/ebbflow/ebbflow/cli/chart"
@@ -54,7 +54,7 @@ func simulationLines(r replayed, rng simsource.Range) (ratio, replicas []line) {
 	every := max(1, len(steps)/maxPlotPoints)
 	hours := func(i int) float64 { return float64(i) * rng.Step.Hours() }
 	for j, m := range r.spec.spec.HPA.Metrics {
-		l := line{name: record.MetricName(m)}
+		l := line{name: evaluation.MetricName(m)}
 		for i := 0; i < len(steps); i += every {
 			l.add(hours(i), steps[i].Ratios[j])
 		}

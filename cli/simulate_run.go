@@ -12,7 +12,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
 )
@@ -137,6 +137,15 @@ func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, 
 		}
 		series[i] = v
 	}
+	if len(s.spec.Proportional) > 0 {
+		sizes, err := reader.ClusterSizes(ctx)
+		if err != nil {
+			return replayed{}, fmt.Errorf("spec.metrics[%d] (ClusterProportional): %w; cannot replay it", s.spec.Proportional[0].Index, err)
+		}
+		for range s.spec.Proportional {
+			series = append(series, simulate.Series{Sizes: sizes})
+		}
+	}
 	r := replayed{spec: s}
 	query := o.actualQuery
 	if query == "" {
@@ -155,8 +164,7 @@ func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, 
 		Start: rng.Start, Step: rng.Step, Steps: rng.Steps(),
 		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, Namespace: ns,
 		Template: template, ResourceWindow: reader.ResourceWindow(),
-		Tolerance: o.settings.Tolerance, DownscaleStabilization: o.settings.DownscaleStabilization,
-		CPUInitializationPeriod: o.settings.CPUInitializationPeriod, InitialReadinessDelay: o.settings.InitialReadinessDelay,
+		Settings: o.settings,
 	}
 	var err error
 	r.result, err = simulate.Run(cfg, s.spec, series)
@@ -176,14 +184,14 @@ func (o *simulateOptions) namespaceOf(s namedSpec) string {
 }
 
 // initial is the replica count before the first evaluation.
-func (o *simulateOptions) initial(spec pipeline.Spec, actual []int64) int32 {
+func (o *simulateOptions) initial(spec evaluation.Spec, actual []int64) int32 {
 	if o.initialReplicas >= 0 {
 		return o.initialReplicas
 	}
 	if len(actual) > 0 && actual[0] != simulate.Missing && actual[0] >= 0 {
 		return int32(min(actual[0], int64(spec.HPA.MaxReplicas)))
 	}
-	return max(pipeline.MinReplicas(&spec.HPA), 1)
+	return max(evaluation.MinReplicas(&spec.HPA), 1)
 }
 
 // podNamePattern is the flag's pattern, or the names a controller of kind

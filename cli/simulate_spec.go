@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 // maxSpecBytes bounds a spec file.
@@ -27,7 +27,7 @@ type namedSpec struct {
 	namespace string
 	// source is "FILE#DOCUMENT".
 	source string
-	spec   pipeline.Spec
+	spec   evaluation.Spec
 }
 
 // loadSpecs reads every Autoscaler and HorizontalPodAutoscaler of the files
@@ -129,13 +129,13 @@ func parseSpec(raw []byte) (s namedSpec, ok bool, err error) {
 		if err := yaml.UnmarshalStrict(raw, &a); err != nil {
 			return namedSpec{}, false, err
 		}
-		return namedSpec{name: "Autoscaler/" + a.Name, namespace: a.Namespace, spec: pipeline.FromAutoscaler(&a.Spec)}, true, nil
+		return namedSpec{name: "Autoscaler/" + a.Name, namespace: a.Namespace, spec: evaluation.FromAutoscaler(&a.Spec)}, true, nil
 	case head.Kind == "HorizontalPodAutoscaler" && head.APIVersion == autoscalingv2.SchemeGroupVersion.String():
 		var h autoscalingv2.HorizontalPodAutoscaler
 		if err := yaml.UnmarshalStrict(raw, &h); err != nil {
 			return namedSpec{}, false, err
 		}
-		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: pipeline.Spec{HPA: h.Spec}}, true, nil
+		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: evaluation.Spec{HPA: h.Spec}}, true, nil
 	case head.Kind != "Autoscaler" && head.Kind != "HorizontalPodAutoscaler":
 		return namedSpec{}, false, nil
 	}

@@ -15,7 +15,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/controller"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 // HPA modes.
@@ -42,7 +42,7 @@ type Options struct {
 
 	SyncPeriod time.Duration
 	// Settings are the evaluation's settings (tolerance, windows, delays).
-	pipeline.Settings
+	evaluation.Settings
 	Workers int
 	// MetricReadsPerEvaluation and MaxConcurrentMetricReads bound the
 	// metric reads in flight per evaluation and over all workers.
@@ -84,7 +84,7 @@ func NewOptions() *Options {
 		MetricsAPIQPS:            1000,
 		MetricsAPIBurst:          2000,
 		SyncPeriod:               15 * time.Second,
-		Settings:                 pipeline.DefaultSettings(),
+		Settings:                 evaluation.DefaultSettings(),
 		Workers:                  DefaultWorkers,
 		MetricReadsPerEvaluation: controller.DefaultMetricReadsPerEvaluation,
 		MaxConcurrentMetricReads: controller.DefaultMaxConcurrentMetricReads,

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
@@ -10,11 +9,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	clientv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/typed/autoscaling/v1alpha1"
 	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
 	listersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/listers/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
-	"github.com/ebbflow/ebbflow/autoscaler/record"
 )
 
 // AutoscalerBackend serves autoscaling.ebbflow.dev/v1alpha1 Autoscalers.
@@ -49,51 +47,35 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		Name:                  a.Name,
 		Generation:            a.Generation,
 		ResourceVersion:       a.ResourceVersion,
-		Spec:                  v1alpha1.ToHPASpec(&a.Spec),
+		Spec:                  evaluation.FromAutoscaler(&a.Spec),
 		Status:                v1alpha1.ToHPAStatus(&a.Status),
-		Extensions:            pipeline.Extensions(&a.Spec),
-		MetricOptions:         pipeline.MetricOptionsOf(a.Spec.Metrics),
-		Proportional:          proportionalOf(a.Spec.Metrics),
 		ProportionalStatus:    proportionalStatusOf(a.Status.CurrentMetrics),
-		LastDecision:          a.Status.LastDecision,
-		LastDecisionSignature: record.Signature(a.Status.LastDecision),
+		LastDecisionSignature: evaluation.Signature(a.Status.LastDecision),
 		ScaleEvents:           a.Status.ScaleEvents,
+		ScaleEventsField:      "status.scaleEvents",
 		Source:                a,
 	}, nil
 }
 
-// UpdateStatus implements Backend.
-func (b *AutoscalerBackend) UpdateStatus(ctx context.Context, obj *Object) (string, error) {
+// Store implements Backend: Autoscalers keep the decision record and the
+// scale events in their status, so one status write stores everything when
+// anything changed (the record is then rebuilt even if its outcome did not
+// change).
+func (b *AutoscalerBackend) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
+	if !change.Status && !change.Record && !change.ScaleEvents {
+		return nil, nil
+	}
 	a := obj.Source.(*v1alpha1.Autoscaler).DeepCopy()
 	a.Status = v1alpha1.FromHPAStatus(&obj.Status)
 	a.Status.CurrentMetrics = withProportional(a.Status.CurrentMetrics, obj.ProportionalStatus)
-	a.Status.LastDecision = obj.LastDecision.DeepCopy()
+	rec := change.BuildRecord()
+	a.Status.LastDecision = &rec
 	a.Status.ScaleEvents = obj.ScaleEvents
 	updated, err := b.client.Autoscalers(obj.Namespace).UpdateStatus(ctx, a, metav1.UpdateOptions{})
 	if err != nil {
-		return "", err
+		return nil, &StatusError{Name: obj.Name, Err: err}
 	}
-	return updated.ResourceVersion, nil
-}
-
-// DecisionInStatus implements Backend: status.lastDecision.
-func (b *AutoscalerBackend) DecisionInStatus() bool { return true }
-
-// WriteAnnotations implements Backend; Autoscalers keep the record and the
-// scale events in status.
-func (b *AutoscalerBackend) WriteAnnotations(context.Context, *Object, *v1alpha1.DecisionRecord, bool) (string, error) {
-	return "", errors.New("the decision record and scale events of an Autoscaler are written with its status")
-}
-
-// proportionalOf returns the ClusterProportional metrics with their index.
-func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
-	var out []ProportionalSource
-	for i, m := range metrics {
-		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
-			out = append(out, ProportionalSource{Index: i, Source: *m.ClusterProportional})
-		}
-	}
-	return out
+	return Stored{{"status", updated.ResourceVersion}}, nil
 }
 
 // proportionalStatusOf returns the ClusterProportional entries of

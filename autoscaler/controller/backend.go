@@ -3,14 +3,20 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
+	autoscalingclient "k8s.io/client-go/kubernetes/typed/autoscaling/v2"
+	autoscalinglisters "k8s.io/client-go/listers/autoscaling/v2"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 // Object is one autoscaler, whatever its kind, as a reconcile sees it. It is
@@ -21,43 +27,60 @@ type Object struct {
 	Generation int64
 	// ResourceVersion is the version the informer's cache holds.
 	ResourceVersion string
-	Spec            autoscalingv2.HorizontalPodAutoscalerSpec
-	Status          autoscalingv2.HorizontalPodAutoscalerStatus
-	// Extensions are the ebbflow extensions the object sets (from the
-	// Autoscaler's spec, or a drop-in HPA's annotations).
-	Extensions adjust.Spec
-	// Proportional are the ClusterProportional metrics (Autoscalers only);
-	// they are not in Spec.Metrics.
-	Proportional []ProportionalSource
+	// Spec is what the evaluation reads of the spec: the HPA spec, the
+	// ebbflow extensions (from the Autoscaler's spec, or a drop-in HPA's
+	// annotations), the per-metric options and the ClusterProportional
+	// metrics.
+	Spec   evaluation.Spec
+	Status autoscalingv2.HorizontalPodAutoscalerStatus
 	// ProportionalStatus holds the ClusterProportional metrics' entries of
-	// status.currentMetrics, by their index in the spec's metrics: read by
-	// Get, replaced by the evaluation, written by UpdateStatus.
+	// status.currentMetrics, by their index in the spec's metrics.
 	ProportionalStatus map[int]v1alpha1.ClusterProportionalStatus
-	// MetricOptions has one entry per Spec.Metrics entry: ebbflow's options
-	// of that metric (zero for drop-in HPAs).
-	MetricOptions []MetricOptions
-	// LastDecision is the stored decision record where it is part of the
-	// status (DecisionInStatus), nil when none.
-	LastDecision *v1alpha1.DecisionRecord
-	// LastDecisionSignature is record.Signature of the stored record, ""
+	// LastDecisionSignature is evaluation.Signature of the stored record, ""
 	// when none (or when it could not be read).
 	LastDecisionSignature string
-	// ScaleEvents are the stored rescales (behavior.EncodeEvents): read by
-	// Get, written by UpdateStatus where they are part of the status
-	// (DecisionInStatus), else by WriteAnnotations
-	// (v1alpha1.ScaleEventsAnnotation).
-	ScaleEvents string
+	// ScaleEvents are the stored rescales (behavior.EncodeEvents);
+	// ScaleEventsField names where they are stored, for messages.
+	ScaleEvents      string
+	ScaleEventsField string
 	// Warnings are problems with the object's settings that do not stop its
 	// evaluation (for example an invalid annotation value); each becomes a
 	// Warning event.
 	Warnings []string
 	// Source is the API object (a deep copy): events are recorded on it and
-	// Backend.UpdateStatus writes it back.
+	// Backend.Store writes it back.
 	Source runtime.Object
 }
 
-// MetricOptions are ebbflow's per-metric options.
-type MetricOptions = pipeline.MetricOptions
+// Change says what an evaluation changed in an Object.
+type Change struct {
+	// Status is true when Status or ProportionalStatus changed, Record when
+	// the decision record's outcome did, ScaleEvents when ScaleEvents did.
+	Status, Record, ScaleEvents bool
+	// BuildRecord builds the whole decision record; called only to write it.
+	BuildRecord func() v1alpha1.DecisionRecord
+}
+
+// Stored is what Backend.Store wrote: the API writes that succeeded, in
+// order.
+type Stored []Write
+
+// Write is one API write: what it wrote ("status", "annotations") and the
+// object's resource version after it.
+type Write struct {
+	What, ResourceVersion string
+}
+
+// StatusError is a failed write of the status subresource.
+type StatusError struct {
+	Name string
+	Err  error
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("failed to update status for %s: %v", e.Name, e.Err)
+}
+func (e *StatusError) Unwrap() error { return e.Err }
 
 // Backend is one kind of autoscaler object.
 type Backend interface {
@@ -70,24 +93,157 @@ type Backend interface {
 	// Get returns a deep copy of the object from the informer's cache, or a
 	// NotFound API error.
 	Get(namespace, name string) (*Object, error)
-	// UpdateStatus writes obj.Status (and obj.LastDecision when
-	// DecisionInStatus) through the status subresource and returns the
-	// object's new resource version.
-	UpdateStatus(ctx context.Context, obj *Object) (string, error)
-	// DecisionInStatus is true when the decision record and the scale
-	// events are part of the status (written by UpdateStatus), false when
-	// WriteAnnotations stores them.
-	DecisionInStatus() bool
-	// WriteAnnotations stores, apart from the status and in one write, rec
-	// (when not nil) and obj.ScaleEvents (when events; "" removes them), and
-	// returns the object's new resource version (only called when
-	// DecisionInStatus is false).
-	WriteAnnotations(ctx context.Context, obj *Object, rec *v1alpha1.DecisionRecord, events bool) (string, error)
+	// Store persists what changed of obj — its status, decision record and
+	// scale events — in the fewest writes its kind allows, writing nothing
+	// when nothing it keeps changed. A failed status write is a
+	// *StatusError. Stored reports the writes that succeeded, also with an
+	// error.
+	Store(ctx context.Context, obj *Object, change Change) (Stored, error)
 }
 
-// annotationsPatch is a merge patch setting annotations; a "" value removes
-// its annotation.
-func annotationsPatch(values map[string]string) ([]byte, error) {
+// HPABackend serves autoscaling/v2 HorizontalPodAutoscalers (drop-in mode).
+// The extensions pause and dry-run are set by annotations
+// (v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation); the decision
+// record and the scale events are kept in annotations too
+// (v1alpha1.LastDecisionAnnotation, v1alpha1.ScaleEventsAnnotation).
+type HPABackend struct {
+	informer cache.SharedIndexInformer
+	lister   autoscalinglisters.HorizontalPodAutoscalerLister
+	client   autoscalingclient.HorizontalPodAutoscalersGetter
+	// signatures caches the signature of each HPA's record annotation, so
+	// that an evaluation decodes it only when it changed.
+	mu         sync.Mutex
+	signatures map[string]signature
+}
+
+type signature struct{ raw, sig string }
+
+var _ Backend = (*HPABackend)(nil)
+
+// NewHPABackend returns the drop-in backend over a shared HPA informer.
+func NewHPABackend(informer autoscalinginformers.HorizontalPodAutoscalerInformer, client autoscalingclient.HorizontalPodAutoscalersGetter) *HPABackend {
+	return &HPABackend{informer: informer.Informer(), lister: informer.Lister(), client: client, signatures: map[string]signature{}}
+}
+
+// hpaKind is the Kind of HPABackend.
+const hpaKind = "HorizontalPodAutoscaler"
+
+// Kind implements Backend.
+func (b *HPABackend) Kind() string { return hpaKind }
+
+// Informer implements Backend.
+func (b *HPABackend) Informer() cache.SharedIndexInformer { return b.informer }
+
+// Get implements Backend.
+func (b *HPABackend) Get(namespace, name string) (*Object, error) {
+	shared, err := b.lister.HorizontalPodAutoscalers(namespace).Get(name)
+	if err != nil {
+		b.mu.Lock()
+		delete(b.signatures, namespace+"/"+name)
+		b.mu.Unlock()
+		return nil, err
+	}
+	hpa := shared.DeepCopy()
+	obj := &Object{
+		Namespace:        hpa.Namespace,
+		Name:             hpa.Name,
+		Generation:       hpa.Generation,
+		ResourceVersion:  hpa.ResourceVersion,
+		Spec:             evaluation.Spec{HPA: hpa.Spec},
+		Status:           *hpa.Status.DeepCopy(),
+		ScaleEvents:      hpa.Annotations[v1alpha1.ScaleEventsAnnotation],
+		ScaleEventsField: "annotation " + v1alpha1.ScaleEventsAnnotation,
+		Source:           hpa,
+	}
+	obj.Spec.Extensions, obj.Warnings = extensionsFromAnnotations(hpa.Annotations)
+	obj.LastDecisionSignature = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
+	return obj, nil
+}
+
+// signature returns the signature of the record in an HPA's annotation,
+// decoding it only when it changed since the last call for that HPA.
+func (b *HPABackend) signature(key, raw string) string {
+	if raw == "" {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.signatures[key]; ok && s.raw == raw {
+		return s.sig
+	}
+	sig := ""
+	if rec, err := evaluation.DecodeRecord(raw); err == nil {
+		sig = evaluation.Signature(rec)
+	}
+	b.signatures[key] = signature{raw: raw, sig: sig}
+	return sig
+}
+
+// extensionsFromAnnotations reads pause and dry-run from an HPA's
+// annotations: "true" or "false"; any other value is a warning and false.
+func extensionsFromAnnotations(ann map[string]string) (evaluation.Extensions, []string) {
+	var warnings []string
+	flag := func(key string) bool {
+		v, ok := ann[key]
+		switch {
+		case !ok || v == "false":
+			return false
+		case v == "true":
+			return true
+		}
+		warnings = append(warnings, fmt.Sprintf("annotation %s has the invalid value %q (want \"true\" or \"false\"); treated as \"false\"", key, v))
+		return false
+	}
+	// Evaluated before warnings is read: the order of a return list's
+	// operands relative to the calls in it is unspecified.
+	spec := evaluation.Extensions{Paused: flag(v1alpha1.PausedAnnotation), DryRun: flag(v1alpha1.DryRunAnnotation)}
+	return spec, warnings
+}
+
+// controlAnnotations are the annotations whose change is evaluated at once.
+var controlAnnotations = []string{v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation}
+
+// Store implements Backend: the status through the status subresource when
+// it changed, then the record (when its outcome changed) and the scale
+// events (when they changed) in one merge patch of the annotations (no
+// resource version precondition: it touches nothing else).
+func (b *HPABackend) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
+	var out Stored
+	if change.Status {
+		hpa := obj.Source.(*autoscalingv2.HorizontalPodAutoscaler).DeepCopy()
+		hpa.Status = obj.Status
+		updated, err := b.client.HorizontalPodAutoscalers(obj.Namespace).UpdateStatus(ctx, hpa, metav1.UpdateOptions{})
+		if err != nil {
+			return out, &StatusError{Name: obj.Name, Err: err}
+		}
+		out = append(out, Write{"status", updated.ResourceVersion})
+	}
+	if !change.Record && !change.ScaleEvents {
+		return out, nil
+	}
+	values := map[string]string{}
+	if change.Record {
+		rec := change.BuildRecord()
+		value, err := evaluation.EncodeRecord(&rec)
+		if err != nil {
+			return out, fmt.Errorf("failed to store the decision record and scale events of %s: %w", obj.Name, err)
+		}
+		values[v1alpha1.LastDecisionAnnotation] = value
+	}
+	if change.ScaleEvents {
+		values[v1alpha1.ScaleEventsAnnotation] = obj.ScaleEvents
+	}
+	updated, err := b.patchAnnotations(ctx, obj, values)
+	if err != nil {
+		return out, fmt.Errorf("failed to store the decision record and scale events of %s: %w", obj.Name, err)
+	}
+	out = append(out, Write{"annotations", updated})
+	return out, nil
+}
+
+// patchAnnotations sets annotations with one merge patch; a "" value
+// removes its annotation.
+func (b *HPABackend) patchAnnotations(ctx context.Context, obj *Object, values map[string]string) (string, error) {
 	annotations := make(map[string]any, len(values))
 	for k, v := range values {
 		if v == "" {
@@ -96,5 +252,13 @@ func annotationsPatch(values map[string]string) ([]byte, error) {
 			annotations[k] = v
 		}
 	}
-	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return "", err
+	}
+	updated, err := b.client.HorizontalPodAutoscalers(obj.Namespace).Patch(ctx, obj.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return "", err
+	}
+	return updated.ResourceVersion, nil
 }

@@ -1,3 +1,28 @@
+// Package controller reconciles autoscalers as kube-controller-manager
+// v1.37's HorizontalPodAutoscaler controller does, and does only I/O: for
+// each object it observes (observe.go: the target's /scale, the pods its
+// selector matches, every metric's values through package metrics, the
+// cluster's size), calls evaluation.Evaluate, which decides everything, acts
+// (sync.go: writes /scale when the result says so) and persists (sync.go:
+// records the events, and the object's Backend stores status, decision
+// record and scale events).
+//
+// The objects come from Backends (backend.go): HPABackend for autoscaling/v2
+// HorizontalPodAutoscalers (drop-in mode) and AutoscalerBackend
+// (autoscaler.go) for autoscaling.ebbflow.dev Autoscalers. Queue keys are
+// "<Kind>/<namespace>/<name>".
+//
+// Layout: controller.go (Controller, New, Run, workers, informer handlers,
+// due times for the lag metric), sync.go (one evaluation top to bottom, the
+// per-key history and the resource version of the last write), observe.go
+// (the reads, bounded in concurrency), backend.go and autoscaler.go (the
+// kinds), pods.go (pod label index, ambiguous selector detection),
+// cluster.go (nodes and ConfigMaps of ClusterProportional metrics),
+// selfmetrics.go (the controller's Prometheus metrics).
+//
+// Each object is evaluated once per sync period; its history lives in
+// memory (the scale events are also stored on the object, for a takeover)
+// and is dropped when the object is deleted.
 package controller
 
 import (
@@ -76,17 +101,17 @@ type LeaseFence interface {
 
 // Controller reconciles the objects of its backends.
 type Controller struct {
-	cfg      Config
-	deps     Deps
-	backends map[string]Backend
-	queue    workqueue.TypedRateLimitingInterface[string]
-	due      dueTimes
-	state    *stateStore
-	tracker  *selectorTracker
-	writes   *writeTracker
-	pods     *podSource
-	cluster  *clusterWatch
-	reads    *readLimiter
+	cfg       Config
+	deps      Deps
+	backends  map[string]Backend
+	queue     workqueue.TypedRateLimitingInterface[string]
+	due       dueTimes
+	state     *stateStore
+	tracker   *selectorTracker
+	writes    *writeTracker
+	podSource *podSource
+	cluster   *clusterWatch
+	reads     *readLimiter
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -113,7 +138,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.pods = pods
+	c.podSource = pods
 	if c.cluster, err = newClusterWatch(deps.Nodes, deps.ConfigMaps, func(key string) { c.enqueueAfter(key, 0) }); err != nil {
 		return nil, err
 	}
@@ -246,4 +271,86 @@ func (d *dueTimes) forget(key string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.at, key)
+}
+
+// queueKey is "<kind>/<namespace>/<name>".
+func queueKey(kind, namespace, name string) string {
+	return kind + "/" + namespace + "/" + name
+}
+
+// splitKey reverses queueKey.
+func splitKey(key string) (kind, namespace, name string, err error) {
+	parts := strings.SplitN(key, "/", 3)
+	if len(parts) != 3 {
+		return "", "", "", fmt.Errorf("invalid queue key %q", key)
+	}
+	return parts[0], parts[1], parts[2], nil
+}
+
+func (c *Controller) keyOf(kind string, obj any) (string, bool) {
+	k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("get key of %T: %w", obj, err))
+		return "", false
+	}
+	namespace, name, err := cache.SplitMetaNamespaceKey(k)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return "", false
+	}
+	return queueKey(kind, namespace, name), true
+}
+
+// handlers evaluates a new object at once, an object whose spec changed
+// (generation bumped) or whose pause or dry-run annotation changed at once, and leaves other updates — such as the
+// controller's own status writes — to the periodic evaluation. A deleted
+// object is evaluated once more so that its state is dropped.
+func (c *Controller) handlers(kind string) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if key, ok := c.keyOf(kind, obj); ok {
+				c.tracker.register(key)
+				c.enqueueAfter(key, 0)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			key, ok := c.keyOf(kind, newObj)
+			if !ok {
+				return
+			}
+			if generation(oldObj) != generation(newObj) || controlsChanged(oldObj, newObj) {
+				c.enqueueAfter(key, 0)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if key, ok := c.keyOf(kind, obj); ok {
+				c.tracker.remove(key)
+				c.enqueueAfter(key, 0)
+			}
+		},
+	}
+}
+
+// controlsChanged reports whether an annotation that switches an extension
+// (pause, dry-run) changed.
+func controlsChanged(oldObj, newObj any) bool {
+	o, err1 := apimeta.Accessor(oldObj)
+	n, err2 := apimeta.Accessor(newObj)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, k := range controlAnnotations {
+		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func generation(obj any) int64 {
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return -1
+	}
+	return m.GetGeneration()
 }

@@ -11,9 +11,9 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
-	"github.com/ebbflow/ebbflow/autoscaler/record"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -34,7 +34,7 @@ func (f *fixture) decisionPatches() []*v1alpha1.DecisionRecord {
 		if err := json.Unmarshal(p.GetPatch(), &body); err != nil {
 			f.t.Fatal(err)
 		}
-		rec, err := record.Decode(body.Metadata.Annotations[v1alpha1.LastDecisionAnnotation])
+		rec, err := evaluation.DecodeRecord(body.Metadata.Annotations[v1alpha1.LastDecisionAnnotation])
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestDryRunAnnotation(t *testing.T) {
 
 	// The same evaluation again: the outcome did not change, nothing is written.
 	hpa.Status = st
-	hpa.Annotations[v1alpha1.LastDecisionAnnotation], _ = record.Encode(r)
+	hpa.Annotations[v1alpha1.LastDecisionAnnotation], _ = evaluation.EncodeRecord(r)
 	f.seedHPA(hpa)
 	f.clock.Step(f.cfg.SyncPeriod)
 	if _, err := f.sync(hpaKey); err != nil {

@@ -5,142 +5,116 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
+	"sync"
+	"sync/atomic"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
-// observation is the snapshot of inputs one evaluation decides from.
-type observation struct {
-	// scale is the target's /scale; nil when it could not be read (scaleErr).
-	scale    *targetScale
-	scaleErr *scaleError
-	// current is the scale's spec.replicas.
-	current int32
-	bounds  decision.Bounds
-	// gate is decision.Check(bounds): whether metrics were read.
-	gate decision.Gate
-	// inputsErr is set when the pods could not be determined (selector
-	// problem); no metric was read then.
-	inputsErr error
-	shared    decision.Shared
-	// readings has one entry per spec metric when the gate said to read them.
-	readings []decision.Reading
-	// proportional has one entry per ClusterProportional metric.
-	proportional []proportionalReading
-	// decideAt is when the metrics were read: upstream reads the clock again
-	// before normalizing.
-	decideAt time.Time
+// observe reads everything the evaluation decides from into in: the scale
+// (or why it could not be read), and when evaluation.ReadsMetrics says so
+// the pods its selector matches, every metric's values and the cluster's
+// size for ClusterProportional metrics. It returns the scale read (nil when
+// none). Problems are recorded in in, never returned.
+func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *evaluation.Input) *targetScale {
+	ts, scaleErr := c.getScale(ctx, obj)
+	if scaleErr != nil {
+		in.ScaleErr, in.ScaleCause = scaleErr, scaleErr.cause
+		return nil
+	}
+	in.Scale = evaluation.Scale{SpecReplicas: ts.scale.Spec.Replicas, StatusReplicas: ts.scale.Status.Replicas}
+	if !evaluation.ReadsMetrics(in) {
+		in.ReadAt = c.deps.Clock.Now()
+		return ts
+	}
+	var sel labels.Selector
+	if in.Spec.NeedsPods() {
+		sel, in.Pods, in.InputsErr = c.pods(key, obj, ts)
+	}
+	if in.InputsErr == nil {
+		in.Readings = c.readMetrics(ctx, obj, sel)
+		in.Proportional = c.observeProportional(key, obj)
+	}
+	in.ReadAt = c.deps.Clock.Now()
+	return ts
 }
 
-// observe reads everything the evaluation decides from: the scale, the pods
-// its selector matches and every metric's values. Problems are recorded in
-// the observation (and as conditions and events of ev), never returned.
-func (ev *evaluation) observe(ctx context.Context) observation {
-	var obs observation
-	obs.scale, obs.scaleErr = ev.c.getScale(ctx, ev.obj)
-	if obs.scaleErr != nil {
-		return obs
-	}
-	ev.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale"))
-	obs.current = obs.scale.scale.Spec.Replicas
-	spec := ev.obj.Spec
-	obs.bounds = decision.Bounds{
-		CurrentReplicas:     obs.current,
-		MinReplicas:         ev.minReplicas(),
-		MaxReplicas:         spec.MaxReplicas,
-		ScaledToZero:        conditionTrue(ev.obj.Status, autoscalingv2.ScaledToZero),
-		HasObjectOrExternal: decision.HasObjectOrExternal(spec.Metrics),
-	}
-	obs.gate = decision.Check(obs.bounds)
-	if obs.gate.Action == decision.ComputeMetrics {
-		// An Autoscaler with only ClusterProportional metrics needs no pods
-		// and no metrics API.
-		if len(spec.Metrics) > 0 || len(ev.obj.Proportional) == 0 {
-			obs.shared, obs.inputsErr = ev.sharedInputs(obs.scale)
-		}
-		if obs.inputsErr == nil {
-			obs.readings = ev.readMetrics(ctx)
-			obs.proportional = ev.observeProportional()
-		}
-	}
-	obs.decideAt = ev.c.deps.Clock.Now()
-	return obs
-}
-
-// sharedInputs validates the scale's pod selector as upstream does (present,
-// parseable, not shared with another autoscaler), lists the pods it selects
-// and gathers what every metric reads. On a selector problem it records
-// upstream's event and ScalingActive condition.
-func (ev *evaluation) sharedInputs(ts *targetScale) (decision.Shared, error) {
+// pods validates the scale's pod selector as upstream does (present,
+// parseable, not shared with another autoscaler) and lists the pods it
+// selects.
+func (c *Controller) pods(key string, obj *Object, ts *targetScale) (labels.Selector, []replicas.Pod, error) {
 	sc := ts.scale
 	if sc.Status.Selector == "" {
-		const msg = "selector is required"
-		ev.warn("SelectorRequired", msg)
-		ev.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, "InvalidSelector", "the HPA target's scale is missing a selector"))
-		return decision.Shared{}, errors.New(msg)
+		return nil, nil, &evaluation.SelectorError{EventReason: "SelectorRequired", Message: "selector is required",
+			ConditionReason: "InvalidSelector", ConditionMessage: "the HPA target's scale is missing a selector"}
 	}
 	sel, err := labels.Parse(sc.Status.Selector)
 	if err != nil {
 		msg := fmt.Sprintf("couldn't convert selector into a corresponding internal selector object: %v", err)
-		ev.warn("InvalidSelector", msg)
-		ev.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, "InvalidSelector", msg))
-		return decision.Shared{}, errors.New(msg)
+		return nil, nil, &evaluation.SelectorError{EventReason: "InvalidSelector", Message: msg, ConditionReason: "InvalidSelector", ConditionMessage: msg}
 	}
-	if !ev.c.tracker.update(ev.key, sel) {
-		return decision.Shared{}, fmt.Errorf("autoscaler %s/%s was deleted during reconciliation", ev.obj.Namespace, ev.obj.Name)
+	if !c.tracker.update(key, sel) {
+		return nil, nil, fmt.Errorf("autoscaler %s/%s was deleted during reconciliation", obj.Namespace, obj.Name)
 	}
-	pods, err := ev.c.pods.list(ev.obj.Namespace, sel)
+	pods, err := c.podSource.list(obj.Namespace, sel)
 	if err != nil {
-		return decision.Shared{}, fmt.Errorf("unable to get pods while calculating replica count: %w", err)
+		return nil, nil, fmt.Errorf("unable to get pods while calculating replica count: %w", err)
 	}
-	if owners := ev.c.tracker.matching(ev.obj.Namespace, pods, 2); len(owners) > 1 {
+	if owners := c.tracker.matching(obj.Namespace, pods, 2); len(owners) > 1 {
 		msg := fmt.Sprintf("pods by selector %v are controlled by more than one HPA (e.g. %v)", sc.Status.Selector, objectNames(owners))
-		ev.warn("AmbiguousSelector", msg)
-		ev.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, "AmbiguousSelector", msg))
-		return decision.Shared{}, errors.New(msg)
+		return nil, nil, &evaluation.SelectorError{EventReason: "AmbiguousSelector", Message: msg, ConditionReason: "AmbiguousSelector", ConditionMessage: msg}
 	}
 	facts := make([]replicas.Pod, 0, len(pods))
 	for _, pod := range pods {
 		facts = append(facts, replicas.PodFromCore(pod))
 	}
-	ev.selector = sel
-	return decision.Shared{
-		SpecReplicas:   sc.Spec.Replicas,
-		StatusReplicas: sc.Status.Replicas,
-		Pods:           facts,
-		Tolerances:     replicas.TolerancesFor(ev.c.cfg.Tolerance, ev.obj.Spec.Behavior),
-		Timing: replicas.PodTiming{
-			CPUInitializationPeriod: ev.c.cfg.CPUInitializationPeriod,
-			InitialReadinessDelay:   ev.c.cfg.InitialReadinessDelay,
-			Now:                     ev.now,
-		},
-	}, nil
+	return sel, facts, nil
 }
 
-// read fills r with one metric's values from the metrics APIs. With
-// missingAsZero an empty answer of an Object or External metric reads as 0.
-func (ev *evaluation) read(ctx context.Context, r *decision.Reading, missingAsZero bool) {
-	m, ns, spec := ev.c.deps.Metrics, ev.obj.Namespace, r.Spec
+// readMetrics reads every metric of the spec, concurrently within the
+// controller's bounds; out[i] is the reading of the i-th metric whatever
+// the order in which the reads end. A metric whose spec is invalid is not
+// read (the evaluation reports it).
+func (c *Controller) readMetrics(ctx context.Context, obj *Object, sel labels.Selector) []evaluation.Reading {
+	specs := obj.Spec.HPA.Metrics
+	out := make([]evaluation.Reading, len(specs))
+	jobs := make([]int, 0, len(specs))
+	for i, spec := range specs {
+		out[i] = evaluation.Reading{Spec: spec}
+		if _, err := evaluation.Classify(spec); err != nil {
+			continue
+		}
+		jobs = append(jobs, i)
+	}
+	c.reads.run(ctx, jobs, func(ctx context.Context, i int) {
+		c.read(ctx, obj.Namespace, sel, &out[i])
+	}, func(i int, err error) {
+		out[i].FetchErr = err
+	})
+	return out
+}
+
+// read fills r with one metric's values from the metrics APIs.
+func (c *Controller) read(ctx context.Context, ns string, podSel labels.Selector, r *evaluation.Reading) {
+	m, spec := c.deps.Metrics, r.Spec
 	var err error
 	switch spec.Type {
 	case autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType:
-		src := decision.ResourceOf(spec)
-		r.Samples, r.Timestamp, err = m.PodResources(ctx, ns, ev.selector, src.Name, src.Container)
+		src := evaluation.ResourceOf(spec)
+		r.Samples, r.Timestamp, err = m.PodResources(ctx, ns, podSel, src.Name, src.Container)
 	case autoscalingv2.PodsMetricSourceType:
 		var sel labels.Selector
 		if sel, r.Err = metav1.LabelSelectorAsSelector(spec.Pods.Metric.Selector); r.Err != nil {
 			return
 		}
-		r.Samples, r.Timestamp, err = m.PodMetric(ctx, ns, spec.Pods.Metric.Name, ev.selector, sel)
+		r.Samples, r.Timestamp, err = m.PodMetric(ctx, ns, spec.Pods.Metric.Name, podSel, sel)
 	case autoscalingv2.ObjectMetricSourceType:
 		var sel labels.Selector
 		if sel, r.Err = metav1.LabelSelectorAsSelector(spec.Object.Metric.Selector); r.Err != nil {
@@ -154,24 +128,54 @@ func (ev *evaluation) read(ctx context.Context, r *decision.Reading, missingAsZe
 		}
 		r.Values, r.Timestamp, err = m.ExternalMetric(ctx, ns, spec.External.Metric.Name, sel)
 	}
-	if err != nil && missingAsZero && isEmptyAnswer(err) {
-		r.Value, r.Values, r.Timestamp, err = 0, []int64{0}, ev.now, nil
-	}
 	if err != nil {
-		ev.readFailed(r, err)
+		r.FetchErr, r.Empty = err, isEmptyAnswer(err)
 	}
-}
-
-// readFailed records a failed read of r's metric as upstream words it.
-func (ev *evaluation) readFailed(r *decision.Reading, err error) {
-	ev.c.deps.SelfMetrics.fetchError(string(r.Spec.Type))
-	r.Err = decision.FetchError(r.Spec, ev.obj.Namespace, err)
 }
 
 // isEmptyAnswer reports whether err says the metrics API answered with no
 // value (as opposed to failing).
 func isEmptyAnswer(err error) bool {
 	return errors.Is(err, metrics.ErrNoExternalMetrics) || errors.Is(err, metrics.ErrNoCustomMetrics) || apierrors.IsNotFound(err)
+}
+
+// observeProportional reads, for every ClusterProportional metric, the
+// node count of its selector and the ConfigMap it refers to, and records
+// what the object depends on so that node and ConfigMap events evaluate it
+// at once.
+func (c *Controller) observeProportional(key string, obj *Object) []evaluation.ProportionalReading {
+	srcs := obj.Spec.Proportional
+	if len(srcs) == 0 {
+		return nil
+	}
+	var u usage
+	out := make([]evaluation.ProportionalReading, len(srcs))
+	sels := make([]labels.Selector, len(srcs))
+	for i, src := range srcs {
+		sels[i], out[i].SelectorErr = evaluation.NodeSelector(&src.Source)
+		if out[i].SelectorErr != nil {
+			continue
+		}
+		u.selectors = append(u.selectors, sels[i])
+		if ref := src.Source.ConfigMapRef; ref != nil {
+			u.configMaps = append(u.configMaps, obj.Namespace+"/"+ref.Name)
+		}
+	}
+	// Depend first, read second: a node or ConfigMap event after the
+	// reads below finds this object among the dependants and evaluates it
+	// again (read first, an event between the reads and use was lost until
+	// the next sync period, and a new selector's nodes were counted twice).
+	c.cluster.use(key, u)
+	for i, src := range srcs {
+		if out[i].SelectorErr != nil {
+			continue
+		}
+		if ref := src.Source.ConfigMapRef; ref != nil {
+			out[i].ConfigMap, out[i].ConfigMapFound, out[i].ConfigMapErr = c.cluster.configMapData(obj.Namespace, ref.Name)
+		}
+		out[i].Size, out[i].SizeErr = c.cluster.size(sels[i])
+	}
+	return out
 }
 
 // objectNames names the objects behind queue keys: namespace/name for
@@ -187,4 +191,81 @@ func objectNames(keys []string) []string {
 		}
 	}
 	return out
+}
+
+// Defaults of the bounds on concurrent metric reads (Config zero values).
+const (
+	// DefaultMetricReadsPerEvaluation bounds the reads one evaluation has in
+	// flight: an evaluation takes as long as its slowest read, not the sum.
+	DefaultMetricReadsPerEvaluation = 8
+	// DefaultMaxConcurrentMetricReads bounds the reads in flight over all
+	// workers, to spare the metrics APIs. It is above the default workers
+	// times three metrics, so that it does not limit the default setup.
+	DefaultMaxConcurrentMetricReads = 512
+)
+
+// readLimiter bounds concurrent metric reads per evaluation and over the
+// whole controller. Results never depend on the bounds: each read fills its
+// own slot of the evaluation's readings, in spec order.
+type readLimiter struct {
+	perEvaluation int
+	// slots holds one token per read in flight over the controller.
+	slots chan struct{}
+	self  *SelfMetrics
+}
+
+func newReadLimiter(perEvaluation, global int, self *SelfMetrics) *readLimiter {
+	if perEvaluation <= 0 {
+		perEvaluation = DefaultMetricReadsPerEvaluation
+	}
+	if global <= 0 {
+		global = DefaultMaxConcurrentMetricReads
+	}
+	return &readLimiter{perEvaluation: perEvaluation, slots: make(chan struct{}, global), self: self}
+}
+
+// run calls read(ctx, i) for every index in jobs, at most perEvaluation at
+// once and each holding one of the controller's slots; it returns when all
+// are done. A job whose slot could not be had before ctx ended gets
+// failed(i, ctx.Err()) instead.
+func (l *readLimiter) run(ctx context.Context, jobs []int, read func(context.Context, int), failed func(int, error)) {
+	one := func(i int) {
+		if err := ctx.Err(); err != nil {
+			failed(i, err)
+			return
+		}
+		select {
+		case l.slots <- struct{}{}:
+		case <-ctx.Done():
+			failed(i, ctx.Err())
+			return
+		}
+		l.self.readsInFlight(1)
+		defer func() {
+			l.self.readsInFlight(-1)
+			<-l.slots
+		}()
+		read(ctx, i)
+	}
+	n := min(l.perEvaluation, len(jobs))
+	if n <= 1 {
+		for _, i := range jobs {
+			one(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(jobs) {
+					return
+				}
+				one(jobs[j])
+			}
+		})
+	}
+	wg.Wait()
 }

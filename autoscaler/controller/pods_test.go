@@ -1,12 +1,15 @@
 package controller
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 )
@@ -52,6 +55,112 @@ func TestPodSourceList(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.selector, got, tc.want)
+		}
+	}
+}
+
+func TestSelectorTrackerFollowsChanges(t *testing.T) {
+	web := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "tier": "a"}}}}
+	a, b := "HorizontalPodAutoscaler/ns/a", "Autoscaler/ns/b"
+	tr := newSelectorTracker()
+	tr.register(a)
+	tr.register(b)
+	steps := []struct {
+		name string
+		do   func()
+		want []string
+	}{
+		{"registered only", func() {}, nil},
+		{"a selects web", func() { tr.update(a, labels.SelectorFromSet(labels.Set{"app": "web"})) }, []string{a}},
+		{"b selects web too", func() { tr.update(b, labels.SelectorFromSet(labels.Set{"tier": "a"})) }, []string{b, a}},
+		{"a removed", func() { tr.remove(a) }, []string{b}},
+		{"b selects other", func() { tr.update(b, labels.SelectorFromSet(labels.Set{"app": "other"})) }, nil},
+		{"b selects everything", func() { tr.update(b, labels.Everything()) }, []string{b}},
+		{"other namespace", func() { tr.register("Autoscaler/x/c"); tr.update("Autoscaler/x/c", labels.Everything()) }, []string{b}},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := tr.matching("ns", web, 5); !slices.Equal(got, s.want) {
+			t.Errorf("%s: matching = %v, want %v", s.name, got, s.want)
+		}
+	}
+	if tr.update(a, labels.Everything()) {
+		t.Error("update of a removed key succeeded")
+	}
+	if got := tr.matching("ns", web, 0); len(got) != 0 {
+		t.Errorf("limit 0 returned %v", got)
+	}
+}
+
+// TestSelectorIndexEqualsScan checks the index against a plain scan of every
+// selector, over random selectors of every operator and random label sets.
+func TestSelectorIndexEqualsScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys, values := []string{"app", "tier", "team"}, []string{"a", "b", "c"}
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	randomSelector := func() labels.Selector {
+		switch rng.IntN(8) {
+		case 0:
+			return labels.Nothing()
+		case 1:
+			return labels.Everything()
+		}
+		sel := labels.NewSelector()
+		for range 1 + rng.IntN(2) {
+			ops := []selection.Operator{selection.Equals, selection.NotEquals, selection.In, selection.NotIn, selection.Exists, selection.DoesNotExist}
+			op := ops[rng.IntN(len(ops))]
+			var vals []string
+			switch op {
+			case selection.Equals, selection.NotEquals:
+				vals = []string{pick(values)}
+			case selection.In, selection.NotIn:
+				vals = []string{pick(values), pick(values)}
+			}
+			r, err := labels.NewRequirement(pick(keys), op, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel = sel.Add(*r)
+		}
+		return sel
+	}
+	tr := newSelectorTracker()
+	all := map[string]labels.Selector{}
+	for i := range 60 {
+		key := fmt.Sprintf("Autoscaler/ns/k%d", i)
+		tr.register(key)
+		sel := randomSelector()
+		tr.update(key, sel)
+		all[key] = sel
+	}
+	for i := range 20 { // changes and removals after the index was built
+		key := fmt.Sprintf("Autoscaler/ns/k%d", i)
+		if i%2 == 0 {
+			tr.remove(key)
+			delete(all, key)
+			continue
+		}
+		sel := randomSelector()
+		tr.update(key, sel)
+		all[key] = sel
+	}
+	for range 300 {
+		set := map[string]string{}
+		for _, k := range keys {
+			if rng.IntN(3) > 0 {
+				set[k] = pick(values)
+			}
+		}
+		var want []string
+		for key, sel := range all {
+			if sel.Matches(labels.Set(set)) {
+				want = append(want, key)
+			}
+		}
+		slices.Sort(want)
+		got := tr.matching("ns", []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Labels: set}}}, len(all)+1)
+		if !slices.Equal(got, want) {
+			t.Fatalf("labels %v: index gives %v, scan gives %v", set, got, want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -146,7 +147,7 @@ func TestProportionalConfigMap(t *testing.T) {
 	}
 	var found bool
 	for _, c := range l.obj.Status.Conditions {
-		if c.Type == ConditionProportionalParams {
+		if c.Type == evaluation.ConditionProportionalParams {
 			found = true
 			if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "ConfigMap ns/dns-autoscaler not found (keeping the last good parameters)") {
 				t.Errorf("condition %+v", c)

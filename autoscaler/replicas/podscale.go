@@ -52,9 +52,9 @@ func usableValues(samples Samples, g Groups) map[string]int64 {
 	return out
 }
 
-// decide applies the tolerance and conservative-recomputation rules and
+// settle applies the tolerance and conservative-recomputation rules and
 // fills the replica fields of r.
-func (s podScale) decide(r *Result) error {
+func (s podScale) settle(r *Result) error {
 	scaleUpWithUnready := len(s.groups.Unready) > 0 && s.ratio > 1.0
 	if !scaleUpWithUnready && len(s.groups.Missing) == 0 {
 		r.CountedPods = s.groups.Counted

@@ -71,7 +71,7 @@ func ResourceUtilization(in UtilizationInput) (Result, error) {
 		},
 		missingOnScaleDown: func(pod string) int64 { return requests[pod] * fallbackPercent / 100 },
 	}
-	if err := s.decide(&r); err != nil {
+	if err := s.settle(&r); err != nil {
 		return Result{}, err
 	}
 	return r, nil
@@ -132,7 +132,7 @@ func PodAverage(in AverageInput) (Result, error) {
 		},
 		missingOnScaleDown: func(string) int64 { return in.TargetAverage },
 	}
-	if err := s.decide(&r); err != nil {
+	if err := s.settle(&r); err != nil {
 		return Result{}, err
 	}
 	return r, nil

@@ -1,7 +1,8 @@
 // Package simulate replays recorded metric history through the autoscaler's
-// evaluation pipeline (package pipeline: the same proposals, decision,
-// behaviors, extensions and tolerances the controller runs) on a simulated
-// clock, feeding the simulated replica count back into the metrics.
+// evaluation (evaluation.Evaluate, the entry point the controller calls: the
+// same bounds, proposals, decision, behaviors, extensions, tolerances and
+// status carried from step to step) on a simulated clock, feeding the
+// simulated replica count back into the metrics.
 //
 // The load model:
 //
@@ -19,6 +20,11 @@
 //   - A step with no recorded value is a metric the metrics API could not
 //     serve: the metric fails, as in the controller (an Object or External
 //     metric with treatMissingAs Zero reads 0).
+//   - ClusterProportional metrics are replayed from the cluster's recorded
+//     size at each step (Series.Sizes; `ebbflow simulate` reads it from
+//     kube-state-metrics' node series). A metric whose parameters come from
+//     a ConfigMap, or that counts the nodes of a selector, cannot be
+//     replayed: ValidateMetrics refuses it, naming the metric.
 //
 // Everything here is pure: Run reads values and returns values.
 package simulate

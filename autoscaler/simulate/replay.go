@@ -7,8 +7,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -16,42 +15,48 @@ import (
 // autoscaler's history and status, and buffers reused by every step.
 type replay struct {
 	cfg    Config
-	spec   pipeline.Spec
+	spec   evaluation.Spec
 	series []Series
-	kinds  []decision.Kind
+	kinds  []evaluation.MetricKind
 	// perPod are the per-pod on-target usages of Resource metrics (see
 	// perPodTarget); 0 for other metrics.
 	perPod []float64
 	fleet  *fleet
-	hist   pipeline.History
-	// scaledToZero is the ScaledToZero condition of the status.
-	scaledToZero bool
+	hist   evaluation.History
+	// status is the autoscaler's status, carried from step to step as the
+	// API server would.
+	status       autoscalingv2.HorizontalPodAutoscalerStatus
 	tolerances   replicas.Tolerances
-	readings     []decision.Reading
-	scratch      pipeline.Scratch
+	readings     []evaluation.Reading
+	proportional []evaluation.ProportionalReading
+	scratch      evaluation.Scratch
 	samples      []replicas.Samples
 	values       []int64
 	ratios       []float64
 }
 
-func newReplay(cfg Config, spec pipeline.Spec, series []Series) *replay {
+func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 	n := len(spec.HPA.Metrics)
 	r := &replay{
 		cfg: cfg, spec: spec, series: series,
-		kinds:      make([]decision.Kind, n),
-		perPod:     make([]float64, n),
-		fleet:      newFleet(cfg.InitialReplicas, cfg.Start, cfg.PodStartup, cfg.Template),
-		tolerances: replicas.TolerancesFor(cfg.Tolerance, spec.HPA.Behavior),
-		readings:   make([]decision.Reading, n),
-		samples:    make([]replicas.Samples, n),
-		values:     make([]int64, n*cfg.Steps),
-		ratios:     make([]float64, n*cfg.Steps),
+		kinds:        make([]evaluation.MetricKind, n),
+		perPod:       make([]float64, n),
+		fleet:        newFleet(cfg.InitialReplicas, cfg.Start, cfg.PodStartup, cfg.Template),
+		tolerances:   replicas.TolerancesFor(cfg.Tolerance, spec.HPA.Behavior),
+		readings:     make([]evaluation.Reading, n),
+		proportional: make([]evaluation.ProportionalReading, len(spec.Proportional)),
+		samples:      make([]replicas.Samples, n),
+		values:       make([]int64, n*cfg.Steps),
+		ratios:       make([]float64, n*cfg.Steps),
+	}
+	if cfg.InitialReplicas == 0 && evaluation.MinReplicas(&spec.HPA) == 0 {
 		// A target at zero under a spec that may scale to zero is taken as
 		// scaled to zero by the autoscaler (else scaling would be disabled).
-		scaledToZero: cfg.InitialReplicas == 0 && pipeline.MinReplicas(&spec.HPA) == 0,
+		r.status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{
+			Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue, Reason: "ScaledToZero"}}
 	}
 	for i, m := range spec.HPA.Metrics {
-		r.kinds[i], _ = decision.Classify(m)
+		r.kinds[i], _ = evaluation.Classify(m)
 		if isPerPod(m) {
 			r.samples[i] = replicas.Samples{}
 		}
@@ -62,8 +67,9 @@ func newReplay(cfg Config, spec pipeline.Spec, series []Series) *replay {
 	return r
 }
 
-// step runs evaluation i: observe the simulated pods and the recorded
-// values, evaluate through the pipeline, write the new count to the fleet.
+// step runs evaluation i: observe the simulated pods, the recorded values
+// and node counts, evaluate (evaluation.Evaluate, as the controller), write
+// the new count to the fleet.
 func (r *replay) step(i int) Step {
 	now := r.cfg.Start.Add(time.Duration(i) * r.cfg.Step)
 	n := len(r.spec.HPA.Metrics)
@@ -71,41 +77,40 @@ func (r *replay) step(i int) Step {
 	ready := r.fleet.observe(now)
 	out := Step{Time: now, Current: current, Ready: ready,
 		Values: r.values[i*n : (i+1)*n], Ratios: r.ratios[i*n : (i+1)*n]}
-	req := pipeline.Request{
-		Spec: r.spec,
-		Bounds: decision.Bounds{
-			CurrentReplicas: current, MinReplicas: pipeline.MinReplicas(&r.spec.HPA), MaxReplicas: r.spec.HPA.MaxReplicas,
-			ScaledToZero: r.scaledToZero, HasObjectOrExternal: decision.HasObjectOrExternal(r.spec.HPA.Metrics),
-		},
-		DownscaleStabilization: r.cfg.DownscaleStabilization,
-		Now:                    now,
-		Scratch:                &r.scratch,
+	in := evaluation.Input{
+		Spec: r.spec, Settings: r.cfg.Settings, Namespace: r.cfg.Namespace, Status: r.status,
+		Scale: evaluation.Scale{SpecReplicas: current, StatusReplicas: current},
+		Now:   now, History: &r.hist, Scratch: &r.scratch,
 	}
-	req.Gate = decision.Check(req.Bounds)
 	for j := range out.Values {
 		out.Values[j], out.Ratios[j] = Missing, math.NaN()
 	}
-	if req.Gate.Action == decision.ComputeMetrics {
-		req.Shared = decision.Shared{
-			SpecReplicas: current, StatusReplicas: current, Pods: r.fleet.pods, Tolerances: r.tolerances,
-			Timing: replicas.PodTiming{CPUInitializationPeriod: r.cfg.CPUInitializationPeriod, InitialReadinessDelay: r.cfg.InitialReadinessDelay, Now: now},
-		}
+	if evaluation.ReadsMetrics(&in) {
+		in.Pods = r.fleet.pods
 		for j := range r.readings {
 			r.read(j, i, now, ready, &out)
 		}
-		req.Readings = r.readings
+		for j := range r.proportional {
+			r.proportional[j] = r.size(n+j, i)
+		}
+		in.Readings, in.Proportional = r.readings, r.proportional
 	}
-	dec, adj := pipeline.Evaluate(req, &r.hist, now)
-	out.Replicas, out.Failed = current, dec.D.Failed
-	if dec.D.Failed && dec.D.Err != nil {
-		out.Reason = dec.D.Err.Error()
+	res := evaluation.Evaluate(in)
+	out.Replicas, out.Failed = current, res.Decision.Failed
+	if res.Decision.Failed && res.Decision.Err != nil {
+		out.Reason = res.Decision.Err.Error()
 	}
-	if adj.Write {
-		r.hist.Rescaled(r.spec.HPA.Behavior, current, adj.Desired, now)
-		c := decision.ScaledToZeroCondition(current, adj.Desired, req.Bounds.MinReplicas, req.Bounds.HasObjectOrExternal)
-		r.scaledToZero = c.Status == corev1.ConditionTrue
-		r.fleet.scale(adj.Desired, now)
-		out.Replicas, out.Rescaled, out.Reason = adj.Desired, true, dec.D.RescaleReason
+	if res.Write {
+		r.fleet.scale(res.Desired, now)
+		res.Written(nil, now)
+		out.Replicas, out.Rescaled, out.Reason = res.Desired, true, res.Decision.RescaleReason
+	}
+	r.status = res.Status
+	for j := range out.Values {
+		// treatMissingAs Zero read a missing value as 0.
+		if out.Values[j] == Missing && j < len(res.Metrics) && res.Metrics[j].Reading.Err == nil {
+			out.Values[j], out.Ratios[j] = 0, usageRatio(r.kinds[j], r.spec.HPA.Metrics[j], 0, current)
+		}
 	}
 	for _, ratio := range out.Ratios {
 		if ratio > 1+r.tolerances.ScaleUp {
@@ -115,20 +120,25 @@ func (r *replay) step(i int) Step {
 	return out
 }
 
+// size is the recorded cluster size of series k at step i, as the node
+// informer would have counted it.
+func (r *replay) size(k, i int) evaluation.ProportionalReading {
+	s := r.series[k].Sizes[i]
+	if s.Nodes < 0 {
+		return evaluation.ProportionalReading{SizeErr: ErrNoSample}
+	}
+	return evaluation.ProportionalReading{Size: s}
+}
+
 // read fills reading j from the recorded value at step i, as the metrics
 // APIs would have served it, and notes the value and usage ratio in out.
 func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 	spec := r.spec.HPA.Metrics[j]
 	rd := &r.readings[j]
-	*rd = decision.Reading{Spec: spec, Timestamp: now}
+	*rd = evaluation.Reading{Spec: spec, Timestamp: now}
 	v := r.series[j].Values[i]
-	perPod := isPerPod(spec)
-	if v == Missing && !perPod &&
-		j < len(r.spec.MetricOptions) && r.spec.MetricOptions[j].MissingAsZero {
-		v = 0
-	}
-	if v == Missing || (perPod && ready == 0) {
-		rd.Err = decision.FetchError(spec, r.cfg.Namespace, ErrNoSample)
+	if v == Missing || (isPerPod(spec) && ready == 0) {
+		rd.FetchErr, rd.Empty = ErrNoSample, v == Missing
 		return
 	}
 	switch spec.Type {
@@ -155,19 +165,19 @@ func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 
 // usageRatio is how far value is from the metric's target (1 on target),
 // per replica for the average-value kinds.
-func usageRatio(kind decision.Kind, spec autoscalingv2.MetricSpec, value int64, current int32) float64 {
+func usageRatio(kind evaluation.MetricKind, spec autoscalingv2.MetricSpec, value int64, current int32) float64 {
 	var target int64
 	perReplica := false
 	switch kind {
-	case decision.PodsAverageValue:
+	case evaluation.PodsAverageValue:
 		target = spec.Pods.Target.AverageValue.MilliValue()
-	case decision.ObjectValue:
+	case evaluation.ObjectValue:
 		target = spec.Object.Target.Value.MilliValue()
-	case decision.ObjectAverageValue:
+	case evaluation.ObjectAverageValue:
 		target, perReplica = spec.Object.Target.AverageValue.MilliValue(), true
-	case decision.ExternalValue:
+	case evaluation.ExternalValue:
 		target = spec.External.Target.Value.MilliValue()
-	case decision.ExternalAverageValue:
+	case evaluation.ExternalAverageValue:
 		target, perReplica = spec.External.Target.AverageValue.MilliValue(), true
 	}
 	if target <= 0 {

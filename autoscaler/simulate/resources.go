@@ -6,7 +6,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -28,7 +28,7 @@ func isPerPod(spec autoscalingv2.MetricSpec) bool {
 // target percentage. It fails, naming the metric, when the pods' requests are
 // unknown or lack the resource.
 func utilizationTarget(spec autoscalingv2.MetricSpec, template *replicas.Pod) (float64, error) {
-	src := decision.ResourceOf(spec)
+	src := evaluation.ResourceOf(spec)
 	what := fmt.Sprintf("%s metric %s", strings.ToLower(string(spec.Type)), src.Name)
 	if src.Container != "" {
 		what += " of container " + src.Container
@@ -51,9 +51,9 @@ func utilizationTarget(spec autoscalingv2.MetricSpec, template *replicas.Pod) (f
 
 // perPodTarget is the per-pod usage, in milli-units, at which a Resource or
 // ContainerResource metric is on target; see utilizationTarget.
-func perPodTarget(kind decision.Kind, spec autoscalingv2.MetricSpec, template *replicas.Pod) (float64, error) {
-	if kind == decision.ResourceUtilization || kind == decision.ContainerResourceUtilization {
+func perPodTarget(kind evaluation.MetricKind, spec autoscalingv2.MetricSpec, template *replicas.Pod) (float64, error) {
+	if kind == evaluation.ResourceUtilization || kind == evaluation.ContainerResourceUtilization {
 		return utilizationTarget(spec, template)
 	}
-	return float64(decision.ResourceOf(spec).Target.AverageValue.MilliValue()), nil
+	return float64(evaluation.ResourceOf(spec).Target.AverageValue.MilliValue()), nil
 }

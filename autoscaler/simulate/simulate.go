@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -48,20 +48,21 @@ type Config struct {
 	// period the controller distrusts a cpu sample whose window started before
 	// the pod became ready.
 	ResourceWindow time.Duration
-	// The controller's settings (kube-controller-manager's flags).
-	Tolerance               float64
-	DownscaleStabilization  time.Duration
-	CPUInitializationPeriod time.Duration
-	InitialReadinessDelay   time.Duration
+	// Settings are the controller's settings (kube-controller-manager's
+	// flags).
+	evaluation.Settings
 }
 
 // Series is one metric's recorded history on the step grid, in milli-units:
 // Values[i] is the value at Start+i×Step (Missing when there is none). For a
 // Pods, Resource or ContainerResource metric it is the load (the per-pod
 // values summed over the pods that existed); for an Object metric the value; for an External metric the sum of
-// its series.
+// its series. For a ClusterProportional metric Sizes is the cluster's size
+// at each step instead (Nodes < 0 when unknown), as the controller's node
+// informer would have counted it.
 type Series struct {
 	Values []int64
+	Sizes  []proportional.ClusterSize
 }
 
 // Step is one evaluation of the replay.
@@ -82,7 +83,7 @@ type Step struct {
 	Rescaled bool
 	// Reason explains a rescale, or why the evaluation could not decide.
 	Reason string
-	// Failed is true when the metrics allowed no decision.
+	// Failed is true when the metrics allowed no evaluation.
 	Failed bool
 	// UnderProvisioned is true when some metric's usage ratio exceeded the
 	// scale-up tolerance.
@@ -96,8 +97,9 @@ type Result struct {
 }
 
 // Validate reports the first problem with cfg, spec and series (one series
-// per HPA metric of spec, each Steps long).
-func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
+// per HPA metric of spec, then one per ClusterProportional metric, each Steps
+// long).
+func Validate(cfg Config, spec *evaluation.Spec, series []Series) error {
 	switch {
 	case cfg.Step <= 0:
 		return errors.New("step must be positive")
@@ -107,9 +109,9 @@ func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
 		return fmt.Errorf("%d steps exceed the limit of %d: use a longer step or a shorter range", cfg.Steps, MaxSteps)
 	case cfg.InitialReplicas < 0:
 		return errors.New("initial replicas must not be negative")
-	case len(series) != len(spec.HPA.Metrics):
-		return fmt.Errorf("%d series for %d metrics", len(series), len(spec.HPA.Metrics))
-	case len(spec.HPA.Metrics) == 0:
+	case len(series) != len(spec.HPA.Metrics)+len(spec.Proportional):
+		return fmt.Errorf("%d series for %d metrics", len(series), len(spec.HPA.Metrics)+len(spec.Proportional))
+	case len(spec.HPA.Metrics)+len(spec.Proportional) == 0:
 		return errors.New("the spec has no metric to replay")
 	}
 	if err := ValidateMetrics(spec, cfg.Template); err != nil {
@@ -120,6 +122,11 @@ func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
 			return fmt.Errorf("spec.metrics[%d]: %d values for %d steps", i, len(series[i].Values), cfg.Steps)
 		}
 	}
+	for j, p := range spec.Proportional {
+		if s := series[len(spec.HPA.Metrics)+j]; len(s.Sizes) != cfg.Steps {
+			return fmt.Errorf("spec.metrics[%d]: %d cluster sizes for %d steps", p.Index, len(s.Sizes), cfg.Steps)
+		}
+	}
 	return nil
 }
 
@@ -127,9 +134,14 @@ func Validate(cfg Config, spec *pipeline.Spec, series []Series) error {
 // with pods requesting what template says (nil: unknown): an invalid metric,
 // or a Utilization target whose requests are unknown. Callers check it
 // before reading any history.
-func ValidateMetrics(spec *pipeline.Spec, template *replicas.Pod) error {
+func ValidateMetrics(spec *evaluation.Spec, template *replicas.Pod) error {
+	for _, p := range spec.Proportional {
+		if err := ReplayableProportional(p); err != nil {
+			return err
+		}
+	}
 	for i, m := range spec.HPA.Metrics {
-		kind, err := decision.Classify(m)
+		kind, err := evaluation.Classify(m)
 		if err != nil {
 			return fmt.Errorf("spec.metrics[%d]: %w", i, err)
 		}
@@ -142,9 +154,24 @@ func ValidateMetrics(spec *pipeline.Spec, template *replicas.Pod) error {
 	return nil
 }
 
+// ReplayableProportional reports why a ClusterProportional metric cannot be
+// replayed from the cluster's recorded size (nil when it can): its
+// parameters come from a ConfigMap, whose history is unknown, or it counts
+// only the nodes of a selector, which the recorded node series do not tell
+// apart.
+func ReplayableProportional(p evaluation.ProportionalSource) error {
+	switch {
+	case p.Source.ConfigMapRef != nil:
+		return fmt.Errorf("spec.metrics[%d] (ClusterProportional): its parameters come from ConfigMap %s, whose history is unknown; cannot replay it", p.Index, p.Source.ConfigMapRef.Name)
+	case p.Source.NodeSelector != nil:
+		return fmt.Errorf("spec.metrics[%d] (ClusterProportional): it counts the nodes of a nodeSelector, which the recorded node series cannot tell apart; cannot replay it", p.Index)
+	}
+	return nil
+}
+
 // Run replays series through spec's evaluation, one evaluation every
 // cfg.Step, and returns every step with the summary.
-func Run(cfg Config, spec pipeline.Spec, series []Series) (Result, error) {
+func Run(cfg Config, spec evaluation.Spec, series []Series) (Result, error) {
 	if err := Validate(cfg, &spec, series); err != nil {
 		return Result{}, err
 	}

@@ -2,15 +2,18 @@ package simulate
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
-	"github.com/ebbflow/ebbflow/autoscaler/replicas"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
 var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -33,12 +36,12 @@ func externalMetric(name string, averageTarget int64) autoscalingv2.MetricSpec {
 	}}
 }
 
-func spec(minR, maxR int32, metrics ...autoscalingv2.MetricSpec) pipeline.Spec {
-	return pipeline.Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: maxR, Metrics: metrics}}
+func spec(minR, maxR int32, metrics ...autoscalingv2.MetricSpec) evaluation.Spec {
+	return evaluation.Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: maxR, Metrics: metrics}}
 }
 
 // fastUp lets one evaluation scale up to any count.
-func fastUp(s pipeline.Spec) pipeline.Spec {
+func fastUp(s evaluation.Spec) evaluation.Spec {
 	s.HPA.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
 		StabilizationWindowSeconds: ptr[int32](0),
 		Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 10000, PeriodSeconds: 15}},
@@ -49,8 +52,7 @@ func fastUp(s pipeline.Spec) pipeline.Spec {
 func config(steps int, initial int32) Config {
 	return Config{
 		Start: t0, Step: 15 * time.Second, Steps: steps, InitialReplicas: initial,
-		Tolerance: replicas.DefaultTolerance, DownscaleStabilization: 5 * time.Minute,
-		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod, InitialReadinessDelay: replicas.DefaultInitialReadinessDelay,
+		Settings: evaluation.DefaultSettings(),
 	}
 }
 
@@ -63,7 +65,7 @@ func constant(n int, v int64) Series {
 	return s
 }
 
-func run(t *testing.T, cfg Config, s pipeline.Spec, series ...Series) Result {
+func run(t *testing.T, cfg Config, s evaluation.Spec, series ...Series) Result {
 	t.Helper()
 	res, err := Run(cfg, s, series)
 	if err != nil {
@@ -168,7 +170,7 @@ func TestGapIsMissingMetric(t *testing.T) {
 	if sum := res.Summary; sum.FailedSteps != 30 {
 		t.Errorf("failed steps %d, want 30", sum.FailedSteps)
 	}
-	s.MetricOptions = []pipeline.MetricOptions{{MissingAsZero: true}}
+	s.MetricOptions = []evaluation.MetricOptions{{MissingAsZero: true}}
 	res = run(t, cfg, s, values)
 	if last := res.Steps[39]; last.Failed || last.Values[0] != 0 || last.Replicas != 1 {
 		t.Errorf("with treatMissingAs Zero the gap reads 0 and scales down to min: %+v", last)
@@ -213,7 +215,7 @@ func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cfg    Config
-		spec   pipeline.Spec
+		spec   evaluation.Spec
 		series []Series
 		want   string
 	}{
@@ -249,5 +251,50 @@ func TestFromZero(t *testing.T) {
 	res := run(t, config(20, 0), spec(0, 10, externalMetric("queue", 10_000)), values)
 	if got := []int32{res.Steps[9].Replicas, res.Steps[10].Replicas, res.Steps[19].Replicas}; got[0] != 0 || got[1] != 4 || got[2] != 5 {
 		t.Errorf("replicas before, at and after the wake-up: %v, want [0 4 5]", got)
+	}
+}
+
+// A ClusterProportional metric replays from the recorded cluster size: the
+// replica count follows the node count as the controller's would.
+func TestProportionalReplay(t *testing.T) {
+	s := spec(1, 100)
+	s.Proportional = []evaluation.ProportionalSource{{Index: 0, Source: v1alpha1.ClusterProportionalSource{
+		Linear: &v1alpha1.LinearParams{NodesPerReplica: 2, Min: 1, Max: 100},
+	}}}
+	sizes := make([]proportional.ClusterSize, 8)
+	for i := range sizes {
+		nodes := 4
+		if i >= 4 {
+			nodes = 10
+		}
+		sizes[i] = proportional.ClusterSize{Nodes: nodes, Cores: 4 * nodes, SchedulableNodes: nodes, SchedulableCores: 4 * nodes}
+	}
+	sizes[2].Nodes = -1 // no node count at this step: the metric fails
+	res := run(t, config(len(sizes), 1), fastUp(s), Series{Sizes: sizes})
+	got := make([]int32, len(res.Steps))
+	for i, st := range res.Steps {
+		got[i] = st.Replicas
+	}
+	if want := []int32{2, 2, 2, 2, 5, 5, 5, 5}; !slices.Equal(got, want) {
+		t.Errorf("replicas %v, want %v (4 nodes / 2, then 10 nodes / 2)", got, want)
+	}
+	if !res.Steps[2].Failed {
+		t.Errorf("a step without a node count decided: %+v", res.Steps[2])
+	}
+}
+
+// A ClusterProportional metric whose parameters come from a ConfigMap, or
+// that counts a node selector's nodes, is refused, naming the metric.
+func TestProportionalRefused(t *testing.T) {
+	for _, src := range []v1alpha1.ClusterProportionalSource{
+		{ConfigMapRef: &v1alpha1.ConfigMapKeyRef{Name: "dns-autoscaler"}},
+		{Linear: &v1alpha1.LinearParams{NodesPerReplica: 1}, NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "a"}}},
+	} {
+		s := spec(1, 10)
+		s.Proportional = []evaluation.ProportionalSource{{Index: 1, Source: src}}
+		err := ValidateMetrics(&s, nil)
+		if err == nil || !strings.Contains(err.Error(), "spec.metrics[1] (ClusterProportional)") {
+			t.Errorf("%+v: %v, want a refusal naming spec.metrics[1]", src, err)
+		}
 	}
 }

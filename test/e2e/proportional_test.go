@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/controller"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
@@ -134,7 +134,7 @@ func testProportionalConfigMap(t *testing.T) {
 	if err := cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitAutoscalerCondition(t, ns, "dns", controller.ConditionProportionalParams, corev1.ConditionFalse, "not found (keeping the last good parameters)")
+	waitAutoscalerCondition(t, ns, "dns", evaluation.ConditionProportionalParams, corev1.ConditionFalse, "not found (keeping the last good parameters)")
 	waitEvent(t, ns, "dns", corev1.EventTypeWarning, "InvalidProportionalParams")
 	holdReplicas(t, ns, "dns", 6, 2*time.Second)
 	pool.addN(2, "2")
@@ -147,7 +147,7 @@ func testProportionalConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectReplicas(t, ns, "dns", pool, linear(4), "ConfigMap recreated: nodesPerReplica 4")
-	waitAutoscalerCondition(t, ns, "dns", controller.ConditionProportionalParams, corev1.ConditionTrue, "")
+	waitAutoscalerCondition(t, ns, "dns", evaluation.ConditionProportionalParams, corev1.ConditionTrue, "")
 }
 
 // testProportionalWithPods combines a ClusterProportional metric with a

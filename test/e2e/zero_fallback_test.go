@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 )
@@ -276,7 +276,7 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 	wg.Go(func() {
 		fiveAt, fiveErr = pollUntil(conditionTimeout, func(ctx context.Context) bool {
 			a, err := getAutoscaler(ctx, ns, "five")
-			return err == nil && hasConditionReason(a, adjust.ConditionFallback, corev1.ConditionTrue, "FallbackReplicas")
+			return err == nil && hasConditionReason(a, evaluation.ConditionFallback, corev1.ConditionTrue, "FallbackReplicas")
 		})
 	})
 	wg.Go(func() { actErr = replicasHeld(ns, "act", 3, fallbackAfter+holdAtZero) })
@@ -293,7 +293,7 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 	}
 	waitReplicas(t, ns, "five", conditionTimeout, "5 (fallback)", func(r int32) bool { return r == 5 })
 	waitAutoscalerEvent(t, ns, "five", "FallbackActivated")
-	waitAutoscalerReason(t, ns, "hold", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackHold")
+	waitAutoscalerReason(t, ns, "hold", evaluation.ConditionFallback, corev1.ConditionTrue, "FallbackHold")
 	waitAutoscalerEvent(t, ns, "hold", "FallbackActivated")
 	keepReplicas(t, ns, "hold", 3, 2*time.Second, "fallback Hold active")
 
@@ -302,7 +302,7 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 	waitReplicas(t, ns, "five", scaleDownTimeout, "3 (queue 30)", func(r int32) bool { return r == 3 })
 	waitReplicas(t, ns, "act", scaleDownTimeout, "at most 1 (queue 0)", func(r int32) bool { return r <= 1 })
 	for _, name := range []string{"hold", "five"} {
-		waitAutoscalerReason(t, ns, name, adjust.ConditionFallback, corev1.ConditionFalse, "MetricsAvailable")
+		waitAutoscalerReason(t, ns, name, evaluation.ConditionFallback, corev1.ConditionFalse, "MetricsAvailable")
 		waitAutoscalerEvent(t, ns, name, "FallbackCleared")
 	}
 }
@@ -326,7 +326,7 @@ func TestFallbackVanishedSeries(t *testing.T) {
 
 	gone := time.Now()
 	exp().Delete(QueueGauge, map[string]string{"queue": q.name})
-	waitAutoscalerReason(t, ns, "worker", adjust.ConditionFallback, corev1.ConditionTrue, "FallbackAtLeast")
+	waitAutoscalerReason(t, ns, "worker", evaluation.ConditionFallback, corev1.ConditionTrue, "FallbackAtLeast")
 	if el := time.Since(gone); el < fallbackAfter {
 		t.Errorf("Fallback=True %v after the series vanished, before fallback.after %v", el, fallbackAfter)
 	}

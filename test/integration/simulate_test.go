@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/pipeline"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	"github.com/ebbflow/ebbflow/cli"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -289,7 +289,7 @@ func checkKnownReplay(t *testing.T, got simulateJSON, start, from, to time.Time)
 	isOrders := func(s recordedSeries) bool { return s.labels == `{queue="orders"}` }
 	steps := int(to.Sub(from)/sampleEvery) + 1
 	cfg := simulate.Config{Start: from, Step: sampleEvery, Steps: steps, PodStartup: simulate.DefaultPodStartup, Namespace: "ns1"}
-	set := pipeline.DefaultSettings()
+	set := evaluation.DefaultSettings()
 	cfg.Tolerance, cfg.DownscaleStabilization = set.Tolerance, set.DownscaleStabilization
 	cfg.CPUInitializationPeriod, cfg.InitialReadinessDelay = set.CPUInitializationPeriod, set.InitialReadinessDelay
 	for i, tc := range []struct {
@@ -351,17 +351,17 @@ func simulateErrors(t *testing.T, start time.Time, url, rules, specs string, bas
 
 // loadTestSpec decodes the i-th spec of simulateSpecs (0: the HPA, 1: the
 // Autoscaler).
-func loadTestSpec(t *testing.T, i int) (pipeline.Spec, error) {
+func loadTestSpec(t *testing.T, i int) (evaluation.Spec, error) {
 	t.Helper()
 	docs := strings.Split(simulateSpecs, "---\n")[1:]
 	if i == 0 {
 		var h autoscalingv2.HorizontalPodAutoscaler
 		err := yaml.UnmarshalStrict([]byte(docs[0]), &h)
-		return pipeline.Spec{HPA: h.Spec}, err
+		return evaluation.Spec{HPA: h.Spec}, err
 	}
 	var a v1alpha1.Autoscaler
 	err := yaml.UnmarshalStrict([]byte(docs[1]), &a)
-	return pipeline.FromAutoscaler(&a.Spec), err
+	return evaluation.FromAutoscaler(&a.Spec), err
 }
 
 func deref(p *float64) any {

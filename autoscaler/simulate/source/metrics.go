@@ -15,7 +15,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/naming"
 	adapterprovider "github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/autoscaler/record"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 
@@ -258,7 +258,7 @@ func describe(spec autoscalingv2.MetricSpec) string {
 	case spec.External != nil:
 		sel = spec.External.Metric.Selector
 	}
-	return strings.ToLower(string(spec.Type)) + " metric " + record.MetricName(spec) + selectorText(sel)
+	return strings.ToLower(string(spec.Type)) + " metric " + evaluation.MetricName(spec) + selectorText(sel)
 }
 
 func selectorText(s *metav1.LabelSelector) string {

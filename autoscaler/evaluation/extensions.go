@@ -1,4 +1,4 @@
-package adjust
+package evaluation
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
 )
 
 // Stages of the extensions that act on the proposal.
@@ -52,8 +50,8 @@ type ScaleToZero struct {
 	After time.Duration
 }
 
-// MetricState is what the proposal extensions know of one metric.
-type MetricState struct {
+// metricState is what the proposal extensions know of one metric.
+type metricState struct {
 	// Name names the metric in conditions and records.
 	Name string
 	// Failed is true when the metric has no value (read error, no sample).
@@ -69,9 +67,9 @@ type MetricState struct {
 	Activation *int64
 }
 
-// State is what the proposal extensions remember between evaluations of one
-// object. The zero State is a fresh start.
-type State struct {
+// ExtensionState is what the proposal extensions remember between evaluations of one
+// object. The zero ExtensionState is a fresh start.
+type ExtensionState struct {
 	// BadSince maps a metric's name to when it was first seen failed or
 	// stale in the current run of bad evaluations.
 	BadSince map[string]time.Time
@@ -81,23 +79,23 @@ type State struct {
 	FallbackActive bool
 }
 
-// ProposalInput is what the proposal extensions read.
-type ProposalInput struct {
-	Spec            Spec
+// proposalInput is what the proposal extensions read.
+type proposalInput struct {
+	Spec            Extensions
 	Now             time.Time
 	CurrentReplicas int32
 	MinReplicas     int32
-	Metrics         []MetricState
-	State           State
+	Metrics         []metricState
+	State           ExtensionState
 }
 
-// ProposalResult is the outcome of the proposal extensions: the override
-// function for decision.Input.Override, the new state, conditions and
+// proposalResult is the outcome of the proposal extensions: the override
+// function for Input.Override, the new state, conditions and
 // events.
-type ProposalResult struct {
+type proposalResult struct {
 	// Override is nil when no proposal extension is set.
-	Override   func(decision.Aggregate) *decision.Override
-	State      State
+	Override   func(Aggregate) *Override
+	State      ExtensionState
 	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
 	Events     []Event
 	// FallbackActive mirrors State.FallbackActive (for the self-metric).
@@ -106,15 +104,15 @@ type ProposalResult struct {
 
 // Wanted reports whether any proposal extension is set: a fallback, or a
 // metric with an activation. Without, Proposal is the identity.
-func (in ProposalInput) Wanted() bool {
+func (in proposalInput) Wanted() bool {
 	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
 }
 
 // Proposal runs the extensions that act on the proposal, in order: fallback
 // (when a metric has been failed or stale for fallback.after), then
 // activation (scale to and from zero). It is pure.
-func Proposal(in ProposalInput) ProposalResult {
-	var res ProposalResult
+func applyProposalExtensions(in proposalInput) proposalResult {
+	var res proposalResult
 	if !in.Wanted() {
 		return res
 	}
@@ -123,7 +121,7 @@ func Proposal(in ProposalInput) ProposalResult {
 	if fb == nil && act == nil {
 		return res
 	}
-	res.Override = func(agg decision.Aggregate) *decision.Override {
+	res.Override = func(agg Aggregate) *Override {
 		if fb != nil {
 			return fb(agg)
 		}
@@ -134,7 +132,7 @@ func Proposal(in ProposalInput) ProposalResult {
 
 // fallback tracks failed and stale metrics and, once one has been bad for
 // After, returns the override of the policy.
-func fallback(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *decision.Override {
+func fallback(in proposalInput, res *proposalResult) func(Aggregate) *Override {
 	f := in.Spec.Fallback
 	if f == nil {
 		return nil
@@ -178,8 +176,8 @@ func fallback(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *d
 		res.Events = append(res.Events, Event{Type: corev1.EventTypeWarning, Reason: "FallbackActivated", Message: msg})
 	}
 	current := in.CurrentReplicas
-	return func(decision.Aggregate) *decision.Override {
-		o := &decision.Override{Stage: StageFallback, Message: msg}
+	return func(Aggregate) *Override {
+		o := &Override{Stage: StageFallback, Message: msg}
 		switch f.Policy {
 		case FallbackReplicas:
 			o.Replicas = f.Replicas
@@ -204,7 +202,7 @@ func policyText(f *Fallback) string {
 
 // badness says whether a metric is failed or stale (its sample older than
 // maxAge at now).
-func badness(m MetricState, maxAge time.Duration, now time.Time) (bool, string) {
+func badness(m metricState, maxAge time.Duration, now time.Time) (bool, string) {
 	if m.Failed {
 		return true, "failed"
 	}
@@ -221,7 +219,7 @@ func badness(m MetricState, maxAge time.Duration, now time.Time) (bool, string) 
 // every metric has been idle (at or below its activation, 0 by default) for
 // ScaleToZero.After, and then proposes zero, which the scale-down behavior
 // paces.
-func activation(in ProposalInput, res *ProposalResult) func(decision.Aggregate) *decision.Override {
+func activation(in proposalInput, res *proposalResult) func(Aggregate) *Override {
 	if in.MinReplicas != 0 || !hasActivation(in.Metrics) {
 		return nil
 	}
@@ -252,7 +250,7 @@ func activation(in ProposalInput, res *ProposalResult) func(decision.Aggregate) 
 	}
 	current := in.CurrentReplicas
 	idleFor := in.Now.Sub(res.State.IdleSince)
-	return func(agg decision.Aggregate) *decision.Override {
+	return func(agg Aggregate) *Override {
 		if current > 0 && !agg.Usable {
 			// A failed metric blocks a scale-down (upstream's rule, until
 			// the fallback applies): no floor or zero to propose.
@@ -260,26 +258,26 @@ func activation(in ProposalInput, res *ProposalResult) func(decision.Aggregate) 
 		}
 		switch {
 		case current == 0 && len(active) > 0:
-			return &decision.Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
 				Message: "activated: " + strings.Join(active, ", ")}
 		case current == 0:
-			return &decision.Override{Stage: StageActivation, Replicas: 0,
+			return &Override{Stage: StageActivation, Replicas: 0,
 				Message: "every metric is at or below its activation: staying at zero"}
 		case idle && idleFor >= after:
-			return &decision.Override{Stage: StageActivation, Replicas: 0,
+			return &Override{Stage: StageActivation, Replicas: 0,
 				Message: fmt.Sprintf("every metric at or below its activation for %s (scaleToZero.after %s): scaling to zero", idleFor.Round(time.Second), after)}
 		case idle:
-			return &decision.Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
 				Message: fmt.Sprintf("every metric at or below its activation for %s of %s: at least 1 replica", idleFor.Round(time.Second), after)}
 		case agg.Replicas < 1:
-			return &decision.Override{Stage: StageActivation, Replicas: 1,
+			return &Override{Stage: StageActivation, Replicas: 1,
 				Message: "a metric is above its activation: at least 1 replica"}
 		}
 		return nil
 	}
 }
 
-func hasActivation(ms []MetricState) bool {
+func hasActivation(ms []metricState) bool {
 	for _, m := range ms {
 		if m.Activation != nil {
 			return true
@@ -294,4 +292,171 @@ func milliText(v int64) string {
 		return fmt.Sprintf("%d", v/1000)
 	}
 	return fmt.Sprintf("%.3f", float64(v)/1000)
+}
+
+// Condition types the extensions report.
+const (
+	ConditionPaused autoscalingv2.HorizontalPodAutoscalerConditionType = "Paused"
+	ConditionDryRun autoscalingv2.HorizontalPodAutoscalerConditionType = "DryRun"
+)
+
+// Stages name the extensions in decision records.
+const (
+	StagePaused = "Paused"
+	StageDryRun = "DryRun"
+)
+
+// Reasons why a decided change is not written.
+const (
+	HoldPaused = "paused"
+	HoldDryRun = "dry-run"
+)
+
+// Spec is the extensions an autoscaler sets. The zero Spec sets none.
+type Extensions struct {
+	// Paused: never write the scale.
+	Paused bool
+	// DryRun: record what would be done, never write the scale.
+	DryRun bool
+	// ScaleToZero and Fallback configure the proposal extensions (see
+	// Proposal); nil: off.
+	ScaleToZero *ScaleToZero
+	Fallback    *Fallback
+}
+
+// holdInput is what the extensions read.
+type holdInput struct {
+	Spec Extensions
+	// CurrentReplicas is the scale's spec.replicas.
+	CurrentReplicas int32
+	// Desired and Rescale are the decision's: the count decided and whether
+	// it differs from CurrentReplicas.
+	Desired int32
+	Rescale bool
+	// Failed is true when no decision was possible; the extensions then
+	// only report their conditions.
+	Failed bool
+}
+
+// extensionStep is one change an extension made, for the decision record.
+type extensionStep struct {
+	Stage    string
+	From, To int32
+	Message  string
+}
+
+// held is the adjusted decision.
+type held struct {
+	// Desired is the count for status.desiredReplicas and the record.
+	Desired int32
+	// Rescale is true when Desired differs from the current count.
+	Rescale bool
+	// Write is true when the scale must be written (Rescale and not held).
+	Write bool
+	// Hold says why a rescale is not written ("" when it is, or when there
+	// is none): HoldPaused or HoldDryRun.
+	Hold string
+	// Steps are the extensions' changes, in order.
+	Steps []extensionStep
+	// Conditions are the extensions' conditions, each True when the
+	// extension is on and False when it is off; the controller sets a False
+	// one only when the status already holds that condition.
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
+	// Events are to be recorded on the autoscaler.
+	Events []Event
+}
+
+// applyHolds runs the extensions in order (see the package doc). It is pure.
+func applyHolds(in holdInput) held {
+	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
+	r.Write = r.Rescale
+	paused(in, &r)
+	dryRun(in, &r)
+	return r
+}
+
+// paused holds every write; the decision is still reported.
+func paused(in holdInput, r *held) {
+	if !in.Spec.Paused {
+		r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
+		return
+	}
+	msg := "scale writes are paused"
+	if r.Write {
+		r.Write, r.Hold = false, HoldPaused
+		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", in.CurrentReplicas, r.Desired)
+		r.Steps = append(r.Steps, extensionStep{Stage: StagePaused, From: r.Desired, To: in.CurrentReplicas,
+			Message: "paused: the scale is not written"})
+	}
+	r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
+}
+
+// dryRun holds every write and announces what a live run would write.
+func dryRun(in holdInput, r *held) {
+	if !in.Spec.DryRun {
+		r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
+		return
+	}
+	msg := "dry run: decisions are recorded, never applied"
+	if r.Write {
+		r.Write, r.Hold = false, HoldDryRun
+		msg = fmt.Sprintf("dry run: would scale from %d to %d", in.CurrentReplicas, r.Desired)
+		r.Steps = append(r.Steps, extensionStep{Stage: StageDryRun, From: r.Desired, To: in.CurrentReplicas,
+			Message: "dry run: the scale is not written"})
+		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
+			Message: fmt.Sprintf("would scale from %d to %d", in.CurrentReplicas, r.Desired)})
+	}
+	r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+}
+
+func cond(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, msg string) autoscalingv2.HorizontalPodAutoscalerCondition {
+	return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// proposalInputOf assembles the input of the proposal extensions; the metric
+// states carry only the activations until the metrics are evaluated.
+func proposalInputOf(in *Input) proposalInput {
+	p := proposalInput{
+		Spec: in.Spec.Extensions, Now: in.ReadAt, CurrentReplicas: in.Scale.SpecReplicas,
+		MinReplicas: MinReplicas(&in.Spec.HPA), State: in.History.Extensions,
+	}
+	for i, o := range in.Spec.MetricOptions {
+		if o.Activation == nil {
+			continue
+		}
+		if p.Metrics == nil {
+			p.Metrics = make([]metricState, len(in.Spec.MetricOptions))
+		}
+		v := o.Activation.MilliValue()
+		p.Metrics[i].Activation = &v
+	}
+	return p
+}
+
+// metricStates describes the evaluated metrics to the proposal extensions;
+// opts carries each metric's activation (same order).
+func metricStates(metrics []Metric, opts []metricState) []metricState {
+	out := make([]metricState, len(metrics))
+	for i, mt := range metrics {
+		r, e := mt.Reading, mt.Evaluated
+		m := metricState{Name: MetricName(r.Spec), Timestamp: r.Timestamp}
+		if i < len(opts) {
+			m.Activation = opts[i].Activation
+		}
+		switch {
+		case e.Proposal.Err != nil:
+			m.Failed = true
+		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType:
+			m.Value, m.HasValue = r.Value, true
+		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType:
+			for _, v := range r.Values {
+				m.Value += v
+			}
+			m.HasValue = true
+		default:
+			m.Value, m.HasValue = e.Result.Value, true
+		}
+		out[i] = m
+	}
+	return out
 }

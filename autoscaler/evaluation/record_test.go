@@ -1,4 +1,4 @@
-package record
+package evaluation
 
 import (
 	"errors"
@@ -11,14 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
-var now = time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+var recordNow = time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
@@ -40,37 +38,37 @@ type scenario struct {
 	behavior          *autoscalingv2.HorizontalPodAutoscalerBehavior
 	history           []behavior.Recommendation
 	events            behavior.ScaleEvents
-	ext               adjust.Spec
+	ext               Extensions
 	scaledToZero      bool
 }
 
 func (s scenario) build(t *testing.T) v1alpha1.DecisionRecord {
 	t.Helper()
-	shared := decision.Shared{SpecReplicas: s.current, StatusReplicas: s.current, Tolerances: replicas.UniformTolerances(0.1)}
+	shared := Shared{SpecReplicas: s.current, StatusReplicas: s.current, Tolerances: replicas.UniformTolerances(0.1)}
 	for i := range s.current {
 		shared.Pods = append(shared.Pods, replicas.Pod{Name: string(rune('a' + i)), Phase: corev1.PodRunning, Ready: &replicas.ReadyCondition{Status: corev1.ConditionTrue}})
 	}
 	var metrics []Metric
-	var props []decision.Proposal
+	var props []Proposal
 	for i, v := range s.values {
-		r := decision.Reading{Spec: externalSpec("m"+string(rune('0'+i)), s.targets[i]), Values: []int64{v * 1000}, Timestamp: now.Add(-10 * time.Second)}
-		e := decision.Propose(r, shared)
+		r := Reading{Spec: externalSpec("m"+string(rune('0'+i)), s.targets[i]), Values: []int64{v * 1000}, Timestamp: recordNow.Add(-10 * time.Second)}
+		e := Propose(r, shared)
 		metrics = append(metrics, Metric{Reading: r, Evaluated: e})
 		props = append(props, e.Proposal)
 	}
-	d := decision.Decide(decision.Input{
-		Bounds: decision.Bounds{CurrentReplicas: s.current, MinReplicas: s.min, MaxReplicas: s.max,
+	d := decide(decideInput{
+		Bounds: Bounds{CurrentReplicas: s.current, MinReplicas: s.min, MaxReplicas: s.max,
 			HasObjectOrExternal: true, ScaledToZero: s.scaledToZero},
 		Proposals: props,
 		Normalize: behavior.Request{Behavior: s.behavior, DownscaleStabilizationWindow: 5 * time.Minute,
-			Recommendations: behavior.SeedRecommendations(s.history, s.current, now), Events: s.events, Now: now},
+			Recommendations: behavior.SeedRecommendations(s.history, s.current, recordNow), Events: s.events, Now: recordNow},
 	})
-	adj := adjust.Apply(adjust.Input{Spec: s.ext, CurrentReplicas: s.current, Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed})
-	return Build(Input{Now: now, CurrentReplicas: s.current, Behavior: s.behavior, Metrics: metrics,
+	adj := applyHolds(holdInput{Spec: s.ext, CurrentReplicas: s.current, Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed})
+	return buildRecord(recordInput{Now: recordNow, CurrentReplicas: s.current, Behavior: s.behavior, Metrics: metrics,
 		Decision: d, Adjusted: adj, Scaled: adj.Write, Err: d.Err})
 }
 
-func stagesOf(r v1alpha1.DecisionRecord) []string { return stages(&r) }
+func stagesOf(r v1alpha1.DecisionRecord) []string { return StageNames(&r) }
 
 func TestBuildLimitingCauses(t *testing.T) {
 	pods := func(v int32, period int32) *autoscalingv2.HPAScalingRules {
@@ -100,11 +98,11 @@ func TestBuildLimitingCauses(t *testing.T) {
 			behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: percent(100)}},
 			[]string{StageMinReplicas}, 3, v1alpha1.OutcomeScaledDown, ""},
 		{"scale-down stabilization keeps the highest recommendation", scenario{current: 6, min: 1, max: 10, values: []int64{5}, targets: []string{"10"},
-			history: []behavior.Recommendation{{Replicas: 6, Timestamp: now.Add(-time.Minute)}}},
+			history: []behavior.Recommendation{{Replicas: 6, Timestamp: recordNow.Add(-time.Minute)}}},
 			[]string{StageScaleDownStabilization}, 6, v1alpha1.OutcomeUnchanged, ""},
 		{"scale-up stabilization keeps the lowest recommendation", scenario{current: 2, min: 1, max: 10, values: []int64{60}, targets: []string{"10"},
 			behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr[int32](120)}},
-			history:  []behavior.Recommendation{{Replicas: 2, Timestamp: now.Add(-time.Minute)}}},
+			history:  []behavior.Recommendation{{Replicas: 2, Timestamp: recordNow.Add(-time.Minute)}}},
 			[]string{StageScaleUpStabilization}, 2, v1alpha1.OutcomeUnchanged, ""},
 		{"scale-up Pods policy", scenario{current: 2, min: 1, max: 20, values: []int64{100}, targets: []string{"10"},
 			behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: pods(1, 60)}},
@@ -112,10 +110,10 @@ func TestBuildLimitingCauses(t *testing.T) {
 		{"scale-down Percent policy", scenario{current: 8, min: 1, max: 20, values: []int64{2}, targets: []string{"10"},
 			behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: percent(50)}},
 			[]string{StageScaleDownPolicy}, 4, v1alpha1.OutcomeScaledDown, ""},
-		{"dry run: would scale", scenario{current: 2, min: 1, max: 10, values: []int64{20}, targets: []string{"10"}, ext: adjust.Spec{DryRun: true}},
-			[]string{adjust.StageDryRun}, 4, v1alpha1.OutcomeWouldScale, ""},
-		{"paused: would scale", scenario{current: 2, min: 1, max: 10, values: []int64{20}, targets: []string{"10"}, ext: adjust.Spec{Paused: true}},
-			[]string{adjust.StagePaused}, 4, v1alpha1.OutcomeWouldScale, ""},
+		{"dry run: would scale", scenario{current: 2, min: 1, max: 10, values: []int64{20}, targets: []string{"10"}, ext: Extensions{DryRun: true}},
+			[]string{StageDryRun}, 4, v1alpha1.OutcomeWouldScale, ""},
+		{"paused: would scale", scenario{current: 2, min: 1, max: 10, values: []int64{20}, targets: []string{"10"}, ext: Extensions{Paused: true}},
+			[]string{StagePaused}, 4, v1alpha1.OutcomeWouldScale, ""},
 		{"above max: bounds before metrics", scenario{current: 12, min: 1, max: 10, values: []int64{40}, targets: []string{"10"}},
 			[]string{StageMaxReplicas}, 10, v1alpha1.OutcomeScaledDown, ""},
 		{"zero replicas, not scaled to zero by us: disabled", scenario{current: 0, min: 1, max: 10, values: []int64{40}, targets: []string{"10"}},
@@ -142,7 +140,7 @@ func TestBuildLimitingCauses(t *testing.T) {
 			}
 			if len(tc.wantStages) > 0 {
 				last := rec.Steps[len(rec.Steps)-1]
-				if tc.s.ext == (adjust.Spec{}) && last.To != rec.DesiredReplicas {
+				if tc.s.ext == (Extensions{}) && last.To != rec.DesiredReplicas {
 					t.Errorf("last step ends at %d, record desired %d", last.To, rec.DesiredReplicas)
 				}
 			}
@@ -157,7 +155,7 @@ func TestBuildMetrics(t *testing.T) {
 	}
 	m := rec.Metrics[0]
 	if m.Type != "External" || m.Name != "m0" || m.Value.String() != "40" || m.Target.String() != "10" || m.TargetType != "Value" ||
-		*m.Replicas != 8 || m.Reason != string(replicas.ReasonProportional) || !m.Timestamp.Time.Equal(now.Add(-10*time.Second)) {
+		*m.Replicas != 8 || m.Reason != string(replicas.ReasonProportional) || !m.Timestamp.Time.Equal(recordNow.Add(-10*time.Second)) {
 		t.Errorf("metric record = %+v (value %v target %v)", m, m.Value, m.Target)
 	}
 	if rec.Proposal == nil || *rec.Proposal != 8 {
@@ -167,12 +165,12 @@ func TestBuildMetrics(t *testing.T) {
 
 func TestBuildFailedMetric(t *testing.T) {
 	spec := externalSpec("queue", "10")
-	r := decision.Reading{Spec: spec, Err: decision.FetchError(spec, "ns", errors.New("unable to fetch metrics"))}
-	e := decision.Propose(r, decision.Shared{SpecReplicas: 3})
-	d := decision.Decide(decision.Input{Bounds: decision.Bounds{CurrentReplicas: 3, MinReplicas: 1, MaxReplicas: 10},
-		Proposals: []decision.Proposal{e.Proposal}})
-	rec := Build(Input{Now: now, CurrentReplicas: 3, Metrics: []Metric{{Reading: r, Evaluated: e}}, Decision: d,
-		Adjusted: adjust.Apply(adjust.Input{CurrentReplicas: 3, Desired: d.Desired, Failed: d.Failed}), Err: d.Err})
+	r := Reading{Spec: spec, Err: fetchError(spec, "ns", errors.New("unable to fetch metrics"))}
+	e := Propose(r, Shared{SpecReplicas: 3})
+	d := decide(decideInput{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 1, MaxReplicas: 10},
+		Proposals: []Proposal{e.Proposal}})
+	rec := buildRecord(recordInput{Now: recordNow, CurrentReplicas: 3, Metrics: []Metric{{Reading: r, Evaluated: e}}, Decision: d,
+		Adjusted: applyHolds(holdInput{CurrentReplicas: 3, Desired: d.Desired, Failed: d.Failed}), Err: d.Err})
 	if rec.Outcome != v1alpha1.OutcomeFailed || rec.DesiredReplicas != 3 || rec.Scaled || rec.Error == "" {
 		t.Errorf("record = %+v", rec)
 	}
@@ -198,7 +196,7 @@ func TestBuildBounds(t *testing.T) {
 	if got := cut("short"); got != "short" {
 		t.Errorf("cut(short) = %q", got)
 	}
-	enc, err := Encode(&rec)
+	enc, err := EncodeRecord(&rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,31 +205,31 @@ func TestBuildBounds(t *testing.T) {
 	}
 }
 
-func TestEncodeRoundTripAndSameOutcome(t *testing.T) {
+func TestEncodeRoundTripAndsameOutcome(t *testing.T) {
 	rec := scenario{current: 8, min: 1, max: 20, values: []int64{2}, targets: []string{"10"},
 		behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr[int32](0),
 			Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 60}}}}}.build(t)
-	s, err := Encode(&rec)
+	s, err := EncodeRecord(&rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(s, "\n") || strings.Contains(s, "  ") {
 		t.Errorf("not compact: %s", s)
 	}
-	back, err := Decode(s)
+	back, err := DecodeRecord(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !SameOutcome(&rec, back) || !back.Time.Equal(&rec.Time) || len(back.Steps) != len(rec.Steps) || back.Metrics[0].Value.Cmp(*rec.Metrics[0].Value) != 0 {
+	if !sameOutcome(&rec, back) || !back.Time.Equal(&rec.Time) || len(back.Steps) != len(rec.Steps) || back.Metrics[0].Value.Cmp(*rec.Metrics[0].Value) != 0 {
 		t.Errorf("round trip: %+v != %+v", back, rec)
 	}
-	if _, err := Decode("{not json"); err == nil {
+	if _, err := DecodeRecord("{not json"); err == nil {
 		t.Error("Decode accepted invalid JSON")
 	}
 	later := rec.DeepCopy()
 	later.Time.Time = later.Time.Add(time.Minute)
 	later.Metrics[0].Value = resource.NewQuantity(11, resource.DecimalSI)
-	if !SameOutcome(&rec, later) {
+	if !sameOutcome(&rec, later) {
 		t.Error("time and values changed the outcome")
 	}
 	for name, mutate := range map[string]func(r *v1alpha1.DecisionRecord){
@@ -246,11 +244,16 @@ func TestEncodeRoundTripAndSameOutcome(t *testing.T) {
 	} {
 		c := rec.DeepCopy()
 		mutate(c)
-		if SameOutcome(&rec, c) {
+		if sameOutcome(&rec, c) {
 			t.Errorf("%s change not seen", name)
 		}
 	}
-	if SameOutcome(nil, &rec) || SameOutcome(&rec, nil) {
+	if sameOutcome(nil, &rec) || sameOutcome(&rec, nil) {
 		t.Error("nil record equal to a record")
 	}
+}
+
+// sameOutcome compares records as the controller does: by signature.
+func sameOutcome(a, b *v1alpha1.DecisionRecord) bool {
+	return a != nil && b != nil && Signature(a) == Signature(b)
 }

@@ -1,8 +1,10 @@
-package record
+package evaluation
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,10 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/autoscaler/adjust"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
-	"github.com/ebbflow/ebbflow/autoscaler/decision"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -33,8 +33,8 @@ const (
 	StageScaleFromZero          = "ScaleFromZero"
 )
 
-// Input is everything a record is built from.
-type Input struct {
+// recordInput is everything a record is built from.
+type recordInput struct {
 	Now             time.Time
 	CurrentReplicas int32
 	// Behavior is the spec's behavior (nil: the fixed rules).
@@ -43,8 +43,8 @@ type Input struct {
 	// empty when no metric was read.
 	Metrics []Metric
 	// Decision and Adjusted are the results of the decide and adjust stages.
-	Decision decision.Decision
-	Adjusted adjust.Result
+	Decision Decision
+	Adjusted held
 	// Scaled is true when the scale was written.
 	Scaled bool
 	// Err is the failure of the evaluation, if any (scale read, metrics,
@@ -52,31 +52,21 @@ type Input struct {
 	Err error
 }
 
-// Metric is one metric's reading and evaluation.
-type Metric struct {
-	Reading   decision.Reading
-	Evaluated decision.Evaluated
-	// Name and Reason, when set, replace the name derived from the spec (see
-	// MetricName) and
-	// the reason of the calculation (sources that are not HPA metrics).
-	Name, Reason string
-}
-
-// Build returns the record of one evaluation. It is pure and bounded: at most
+// buildRecord returns the record of one evaluation. It is pure and bounded: at most
 // v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages cut
 // to MaxRecordedMessage bytes.
-func Build(in Input) v1alpha1.DecisionRecord {
+func buildRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, true)
 }
 
-// Outline returns the record without its metrics and step messages: what
-// SameOutcome and Signature read, at a fraction of Build's cost (the
+// outlineRecord returns the record without its metrics and step messages: what
+// Signature reads, at a fraction of Build's cost (the
 // controller builds the whole record only when it is to be written).
-func Outline(in Input) v1alpha1.DecisionRecord {
+func outlineRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, false)
 }
 
-func build(in Input, whole bool) v1alpha1.DecisionRecord {
+func build(in recordInput, whole bool) v1alpha1.DecisionRecord {
 	d := in.Decision
 	rec := v1alpha1.DecisionRecord{
 		Time:            metav1.NewTime(in.Now),
@@ -111,7 +101,7 @@ func build(in Input, whole bool) v1alpha1.DecisionRecord {
 	return rec
 }
 
-func outcome(in Input) (v1alpha1.Outcome, string) {
+func outcome(in recordInput) (v1alpha1.Outcome, string) {
 	switch {
 	case in.Scaled && in.Adjusted.Desired > in.CurrentReplicas:
 		return v1alpha1.OutcomeScaledUp, ""
@@ -119,11 +109,11 @@ func outcome(in Input) (v1alpha1.Outcome, string) {
 		return v1alpha1.OutcomeScaledDown, ""
 	case in.Err != nil && (in.Decision.Failed || in.Adjusted.Write || in.Decision.Gate.Action == ""):
 		return v1alpha1.OutcomeFailed, "the evaluation failed"
-	case in.Adjusted.Hold == adjust.HoldPaused:
+	case in.Adjusted.Hold == HoldPaused:
 		return v1alpha1.OutcomeWouldScale, "paused"
-	case in.Adjusted.Hold == adjust.HoldDryRun:
+	case in.Adjusted.Hold == HoldDryRun:
 		return v1alpha1.OutcomeWouldScale, "dry run"
-	case in.Decision.Gate.Action == decision.ScalingDisabled:
+	case in.Decision.Gate.Action == ScalingDisabled:
 		return v1alpha1.OutcomeUnchanged, "scaling is disabled since the replica count of the target is zero"
 	}
 	return v1alpha1.OutcomeUnchanged, "the desired replicas equal the current replicas"
@@ -232,7 +222,7 @@ func copyQ(q *resource.Quantity) *resource.Quantity {
 }
 
 // steps lists, in order, the rules that changed the winning proposal.
-func steps(in Input, messages bool) []v1alpha1.DecisionStep {
+func steps(in recordInput, messages bool) []v1alpha1.DecisionStep {
 	d, cur := in.Decision, in.CurrentReplicas
 	var out []v1alpha1.DecisionStep
 	add := func(stage string, from, to int32, msg string) {
@@ -243,9 +233,9 @@ func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 		out = append(out, s)
 	}
 	switch d.Gate.Action {
-	case decision.ScalingDisabled:
+	case ScalingDisabled:
 		add(StageScalingDisabled, cur, cur, "the target has zero replicas and the autoscaler did not scale it to zero")
-	case decision.ClampToBounds:
+	case ClampToBounds:
 		stage := StageMaxReplicas
 		if d.Gate.Desired > cur {
 			stage = StageMinReplicas
@@ -294,7 +284,7 @@ func steps(in Input, messages bool) []v1alpha1.DecisionStep {
 }
 
 // winner returns the metric whose proposal won, if any.
-func winner(in Input) *Metric {
+func winner(in recordInput) *Metric {
 	a := in.Decision.Aggregate
 	if a == nil || !a.Usable {
 		return nil
@@ -392,4 +382,55 @@ func cut(s string) string {
 		n--
 	}
 	return s[:n] + suffix
+}
+
+// Signature is a compact key of a record's outcome: two records have the same
+// signature exactly when they describe the same outcome: the same replicas
+// before and after, the same winning metric, the same steps (by stage),
+// whether the scale was written and why not, and the same error (time,
+// metric values and messages may differ). "" for a nil record.
+func Signature(r *v1alpha1.DecisionRecord) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(64 + len(r.WinningMetric) + len(r.Error) + len(r.NotScaledReason) + 16*len(r.Steps))
+	fmt.Fprintf(&b, "%s|%d|%d|%t|", r.Outcome, r.CurrentReplicas, r.DesiredReplicas, r.Scaled)
+	for _, s := range []string{r.WinningMetric, r.NotScaledReason, r.Error} {
+		b.WriteString(strconv.Quote(s))
+		b.WriteByte('|')
+	}
+	for _, s := range r.Steps {
+		b.WriteString(s.Stage)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// StageNames lists the stages of a record's steps, in order.
+func StageNames(r *v1alpha1.DecisionRecord) []string {
+	out := make([]string, len(r.Steps))
+	for i, s := range r.Steps {
+		out[i] = s.Stage
+	}
+	return out
+}
+
+// EncodeRecord returns the record as compact JSON, the value of
+// v1alpha1.LastDecisionAnnotation.
+func EncodeRecord(r *v1alpha1.DecisionRecord) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("encode decision record: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeRecord parses the value of v1alpha1.LastDecisionAnnotation.
+func DecodeRecord(s string) (*v1alpha1.DecisionRecord, error) {
+	var r v1alpha1.DecisionRecord
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("decode decision record: %w", err)
+	}
+	return &r, nil
 }

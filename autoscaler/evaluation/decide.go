@@ -1,10 +1,13 @@
-package decision
+package evaluation
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
 )
@@ -73,8 +76,8 @@ func Check(b Bounds) Gate {
 	return Gate{Action: ComputeMetrics}
 }
 
-// Input is everything Decide reads.
-type Input struct {
+// decideInput is everything decide reads.
+type decideInput struct {
 	Bounds
 	// Gate is Check(Bounds) when the caller already ran it (to know whether
 	// to read metrics); nil makes Decide run Check itself.
@@ -128,9 +131,6 @@ type Decision struct {
 	// some metrics failed but the decision stands (upstream still returns the
 	// error after scaling).
 	Err error
-	// ScaledToZero is the ScaledToZero condition to set once the rescale has
-	// been written (see ScaledToZeroCondition); meaningful when Rescale.
-	ScaledToZero autoscalingv2.HorizontalPodAutoscalerCondition
 	// FromZeroFloor is true when the count was raised to minReplicas because
 	// the autoscaler scales up from zero after having scaled to zero.
 	FromZeroFloor bool
@@ -138,18 +138,11 @@ type Decision struct {
 	Override *Override
 }
 
-// Decide runs upstream's reconcile decision: Check, then Combine, the
-// maximum with zero, behavior.Normalize, and the floor to minReplicas when
-// scaling from zero after the autoscaler scaled to zero.
-func Decide(in Input) Decision {
-	d := decide(in)
-	if d.Rescale {
-		d.ScaledToZero = ScaledToZeroCondition(in.CurrentReplicas, d.Desired, in.MinReplicas, in.HasObjectOrExternal)
-	}
-	return d
-}
-
-func decide(in Input) Decision {
+// decide is upstream's reconcile decision: Check (unless the caller ran
+// it), then Combine, the maximum with zero, the override of the proposal
+// extensions, behavior.Normalize, and the floor to minReplicas when scaling
+// from zero after the autoscaler scaled to zero.
+func decide(in decideInput) Decision {
 	gate := Check(in.Bounds)
 	if in.Gate != nil {
 		gate = *in.Gate
@@ -164,7 +157,7 @@ func decide(in Input) Decision {
 		d.Desired, d.Rescale, d.RescaleReason = d.Gate.Desired, true, d.Gate.Reason
 		return d
 	}
-	agg := Combine(in.Proposals, in.CurrentReplicas)
+	agg := combine(in.Proposals, in.CurrentReplicas)
 	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
 	if in.Override != nil {
 		d.Override = in.Override(agg)
@@ -212,10 +205,10 @@ func decide(in Input) Decision {
 	return d
 }
 
-// ScaledToZeroCondition is the ScaledToZero condition upstream sets after every
+// scaledToZeroCondition is the ScaledToZero condition upstream sets after every
 // successful rescale: True when the autoscaler took the workload from some
 // replicas to zero with minReplicas 0 and an Object or External metric.
-func ScaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExternal bool) autoscalingv2.HorizontalPodAutoscalerCondition {
+func scaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExternal bool) autoscalingv2.HorizontalPodAutoscalerCondition {
 	c := autoscalingv2.HorizontalPodAutoscalerCondition{
 		Type:    autoscalingv2.ScaledToZero,
 		Status:  corev1.ConditionFalse,
@@ -228,11 +221,138 @@ func ScaledToZeroCondition(current, desired, minReplicas int32, hasObjectOrExter
 	return c
 }
 
-// HasObjectOrExternal reports whether any metric is of type Object or
+// hasObjectOrExternal reports whether any metric is of type Object or
 // External (the metrics that can wake a workload at zero replicas).
-func HasObjectOrExternal(metrics []autoscalingv2.MetricSpec) bool {
+func hasObjectOrExternal(metrics []autoscalingv2.MetricSpec) bool {
 	for _, m := range metrics {
 		if m.Type == autoscalingv2.ObjectMetricSourceType || m.Type == autoscalingv2.ExternalMetricSourceType {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNoMetrics: an autoscaler with no metrics. Upstream cannot reach this (the
+// API server defaults metrics to 80% cpu); here it stops scaling.
+var ErrNoMetrics = errors.New("no metrics to compute a replica count from")
+
+// Proposal is one metric's outcome.
+type Proposal struct {
+	// Metric describes the metric (see metricDescription).
+	Metric    string
+	Replicas  int32
+	Timestamp time.Time
+	// Err is non-nil when the metric failed; Replicas is then ignored.
+	Err error
+	// Condition is the ScalingActive=False condition reported when this is the
+	// first failed metric (see failure).
+	Condition autoscalingv2.HorizontalPodAutoscalerCondition
+}
+
+// Aggregate is the combination of all proposals.
+type Aggregate struct {
+	// Replicas, Metric and Timestamp come from the winning proposal.
+	Replicas  int32
+	Metric    string
+	Timestamp time.Time
+	// Invalid counts failed proposals; FirstFailure is the index of the first
+	// one, or -1.
+	Invalid      int
+	FirstFailure int
+	// Err is non-nil when any proposal failed, wrapping the first error.
+	Err error
+	// Usable is false when no scaling may happen: every metric failed, or
+	// some failed and Replicas is below the spec replicas.
+	Usable bool
+	// ScalingActive is the condition to set: True/ValidMetricFound when
+	// Usable, else the first failure's condition.
+	ScalingActive autoscalingv2.HorizontalPodAutoscalerCondition
+}
+
+// combine takes the maximum over the successful proposals, as upstream's
+// computeReplicasForMetrics. Ties keep the earlier metric, except that a
+// running maximum of zero is replaced by any later proposal (so among
+// proposals that are all zero the last one names the metric).
+func combine(proposals []Proposal, specReplicas int32) Aggregate {
+	a := Aggregate{FirstFailure: -1}
+	if len(proposals) == 0 {
+		a.Err = ErrNoMetrics
+		a.ScalingActive = scalingActive(corev1.ConditionFalse, "NoMetrics",
+			fmt.Sprintf("the HPA was unable to compute the replica count: %v", ErrNoMetrics))
+		return a
+	}
+	for i, p := range proposals {
+		if p.Err != nil {
+			if a.Invalid == 0 {
+				a.FirstFailure = i
+			}
+			a.Invalid++
+			continue
+		}
+		if a.Replicas == 0 || p.Replicas > a.Replicas {
+			a.Replicas, a.Metric, a.Timestamp = p.Replicas, p.Metric, p.Timestamp
+		}
+	}
+	if a.Invalid > 0 {
+		a.Err = fmt.Errorf("invalid metrics (%v invalid out of %v), first error is: %w",
+			a.Invalid, len(proposals), proposals[a.FirstFailure].Err)
+	}
+	if a.Invalid >= len(proposals) || (a.Invalid > 0 && a.Replicas < specReplicas) {
+		a.ScalingActive = proposals[a.FirstFailure].Condition
+		return a
+	}
+	a.Usable = true
+	a.ScalingActive = scalingActive(corev1.ConditionTrue, "ValidMetricFound",
+		fmt.Sprintf("the HPA was able to successfully calculate a replica count from %s", a.Metric))
+	return a
+}
+
+func scalingActive(status corev1.ConditionStatus, reason, message string) autoscalingv2.HorizontalPodAutoscalerCondition {
+	return autoscalingv2.HorizontalPodAutoscalerCondition{
+		Type:    autoscalingv2.ScalingActive,
+		Status:  status,
+		Reason:  reason,
+		Message: message,
+	}
+}
+
+// setCondition sets c in status, as upstream: the condition is appended when
+// absent, its transition time moves only when the status changes, and
+// reason and message are overwritten.
+func setCondition(status *autoscalingv2.HorizontalPodAutoscalerStatus, c autoscalingv2.HorizontalPodAutoscalerCondition, now metav1.Time) {
+	for i := range status.Conditions {
+		existing := &status.Conditions[i]
+		if existing.Type != c.Type {
+			continue
+		}
+		if existing.Status != c.Status {
+			existing.LastTransitionTime = now
+		}
+		existing.Status, existing.Reason, existing.Message = c.Status, c.Reason, c.Message
+		return
+	}
+	c.LastTransitionTime = now
+	status.Conditions = append(status.Conditions, c)
+}
+
+func condition(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, message string) autoscalingv2.HorizontalPodAutoscalerCondition {
+	return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: message}
+}
+
+// conditionTrue reports whether status holds condition t with status True.
+func conditionTrue(status autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2.HorizontalPodAutoscalerConditionType) bool {
+	for _, c := range status.Conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// hasCondition reports whether status holds a condition of type t.
+func hasCondition(status autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2.HorizontalPodAutoscalerConditionType) bool {
+	for _, c := range status.Conditions {
+		if c.Type == t {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package decision
+package evaluation
 
 import (
 	"errors"
@@ -24,10 +24,10 @@ func cpuUtilization(percent int32) autoscalingv2.MetricSpec {
 		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &percent}}}
 }
 
-func specs() map[Kind]autoscalingv2.MetricSpec {
+func specs() map[MetricKind]autoscalingv2.MetricSpec {
 	deploy := autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "a"}}
-	return map[Kind]autoscalingv2.MetricSpec{
+	return map[MetricKind]autoscalingv2.MetricSpec{
 		ResourceUtilization: cpuUtilization(50),
 		ResourceAverageValue: {Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 			Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: qty("1Gi")}}},
@@ -49,7 +49,7 @@ func specs() map[Kind]autoscalingv2.MetricSpec {
 }
 
 func TestClassifyAndDescribe(t *testing.T) {
-	want := map[Kind]string{
+	want := map[MetricKind]string{
 		ResourceUtilization:          "cpu resource utilization (percentage of request)",
 		ResourceAverageValue:         "memory resource",
 		ContainerResourceUtilization: "cpu container resource utilization (percentage of request)",
@@ -66,7 +66,7 @@ func TestClassifyAndDescribe(t *testing.T) {
 			if err != nil || got != kind {
 				t.Fatalf("Classify = %s, %v; want %s", got, err, kind)
 			}
-			if d := MetricDescription(spec); d != want[kind] {
+			if d := metricDescription(spec); d != want[kind] {
 				t.Errorf("description = %q, want %q", d, want[kind])
 			}
 		})
@@ -88,7 +88,7 @@ func TestClassifyInvalid(t *testing.T) {
 		if _, err := Classify(spec); err == nil || err.Error() != want {
 			t.Errorf("Classify(%s) error = %v, want %q", spec.Type, err, want)
 		}
-		if MetricDescription(spec) != "" {
+		if metricDescription(spec) != "" {
 			t.Errorf("an invalid spec must have no description")
 		}
 	}
@@ -98,7 +98,7 @@ func TestFailure(t *testing.T) {
 	cause := errors.New("boom")
 	s := specs()
 	cases := []struct {
-		kind      Kind
+		kind      MetricKind
 		reason    string
 		err, cond string
 	}{
@@ -113,7 +113,7 @@ func TestFailure(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			p := Failure(s[tc.kind], cause)
+			p := failure(s[tc.kind], cause)
 			if p.Err == nil || p.Err.Error() != tc.err || !errors.Is(p.Err, cause) {
 				t.Errorf("err = %v, want %q wrapping the cause", p.Err, tc.err)
 			}
@@ -126,7 +126,7 @@ func TestFailure(t *testing.T) {
 	}
 	unknown := autoscalingv2.MetricSpec{Type: "CheddarCheese"}
 	_, err := Classify(unknown)
-	if p := Failure(unknown, err); p.Condition.Reason != "InvalidMetricSourceType" || p.Err.Error() != `unknown metric source type "CheddarCheese"` {
+	if p := failure(unknown, err); p.Condition.Reason != "InvalidMetricSourceType" || p.Err.Error() != `unknown metric source type "CheddarCheese"` {
 		t.Errorf("unknown type: %+v", p)
 	}
 }
@@ -134,18 +134,18 @@ func TestFailure(t *testing.T) {
 func TestFetchError(t *testing.T) {
 	cause := errors.New("no metrics returned from resource metrics API")
 	s := specs()
-	cases := map[Kind]string{
+	cases := map[MetricKind]string{
 		ResourceUtilization: "unable to get metrics for resource cpu: no metrics returned from resource metrics API",
 		PodsAverageValue:    "unable to get metric qps: no metrics returned from resource metrics API",
 		ObjectValue:         "unable to get metric hits on Deployment ns/web: no metrics returned from resource metrics API",
 		ExternalValue:       "unable to get external metric ns/depth/&LabelSelector{MatchLabels:map[string]string{queue: a,},MatchExpressions:[]LabelSelectorRequirement{},}: no metrics returned from resource metrics API",
 	}
 	for kind, want := range cases {
-		if got := FetchError(s[kind], "ns", cause); got.Error() != want || !errors.Is(got, cause) {
+		if got := fetchError(s[kind], "ns", cause); got.Error() != want || !errors.Is(got, cause) {
 			t.Errorf("%s: got %v, want %q", kind, got, want)
 		}
 	}
-	if !HasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue], s[ExternalValue]}) || HasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue]}) {
+	if !hasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue], s[ExternalValue]}) || hasObjectOrExternal([]autoscalingv2.MetricSpec{s[PodsAverageValue]}) {
 		t.Errorf("HasObjectOrExternal is wrong")
 	}
 }

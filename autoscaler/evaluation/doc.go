@@ -1,0 +1,36 @@
+// Package evaluation is the whole pure step of one evaluation of an
+// autoscaler: an observation in (Input: the spec, the status, the target's
+// scale, its pods, every metric's reading, the cluster's size for
+// ClusterProportional metrics, the history carried from the last evaluation
+// and the clock), a result out (Result: every metric's proposal, upstream's
+// decision, the extensions' steps, whether and what to write to /scale, the
+// conditions, the events, the new status and the decision record). The
+// controller (autoscaler/controller) and the replay of history
+// (autoscaler/simulate) both call Evaluate; nothing of an evaluation is
+// written twice.
+//
+// One evaluation, in order (Evaluate, then Written after a scale write):
+//
+//  1. Bounds (decide.go: Check): a target at zero, above max or below min
+//     decides without metrics; ReadsMetrics tells an observer whether to
+//     read them.
+//  2. Proposals (propose.go: Propose, proportional.go): one per metric, as
+//     upstream's replica calculator (package replicas does the math), then
+//     one per ClusterProportional metric (package proportional).
+//  3. Upstream's decision (decide.go: decide): the maximum with upstream's
+//     failure rules, then stabilization and the scaling policies (package
+//     behavior), the floor when scaling from zero.
+//  4. Extensions (extensions.go), in a fixed order: fallback and activation
+//     act on the combined proposal before normalization, so they are paced
+//     like any proposal; pause and dry-run act on the final count and only
+//     hold back the write. With none set the decision is upstream's.
+//  5. Write and after (evaluation.go: Result.Write, Written): the
+//     conditions and event upstream sets after a rescale, the scale event
+//     the behavior policies count.
+//  6. Status and record (evaluation.go, record.go): the status rebuilt as
+//     upstream's setStatus, the decision record and its signature (the
+//     controller stores the record only when its outcome changes).
+//
+// Everything here is pure: values in, values out, time passed in; only
+// Input.History is updated in place.
+package evaluation

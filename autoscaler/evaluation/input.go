@@ -1,0 +1,211 @@
+package evaluation
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
+)
+
+// Input is one observation of one autoscaler: everything an evaluation
+// decides from. The caller fills Spec, Settings, Status and Scale (or
+// ScaleErr) first; when ReadsMetrics(&in) holds it reads the pods and the
+// metrics too.
+type Input struct {
+	Spec     Spec
+	Settings Settings
+	// Namespace is the autoscaler's; Target names the scale target as
+	// upstream's messages do (Kind/namespace/name).
+	Namespace, Target string
+	// Generation and Status are the autoscaler's as read. The evaluation
+	// never changes them: Result.Status is the new status.
+	Generation int64
+	Status     autoscalingv2.HorizontalPodAutoscalerStatus
+	// ProportionalStatus are the stored status.currentMetrics entries of
+	// the ClusterProportional metrics, by index in spec.metrics.
+	ProportionalStatus map[int]v1alpha1.ClusterProportionalStatus
+	// ScaleEvents are the stored rescales (behavior.EncodeEvents).
+	ScaleEvents string
+	// Warnings are problems found before the evaluation (an invalid
+	// annotation); they are the first events of the result.
+	Warnings []Event
+	// ScaleErr is set when the target's /scale could not be read; ScaleCause
+	// is what the event and the condition show (ScaleErr when nil).
+	ScaleErr, ScaleCause error
+	// Scale is the target's /scale: spec.replicas and status.replicas.
+	Scale Scale
+	// InputsErr is set when the pods could not be determined (no metric was
+	// read then); a *SelectorError also reports upstream's event and
+	// condition.
+	InputsErr error
+	// Pods are the pods the scale's selector matches.
+	Pods []replicas.Pod
+	// Readings has one entry per Spec.HPA.Metrics entry when ReadsMetrics.
+	Readings []Reading
+	// Proportional has one entry per Spec.Proportional entry when
+	// ReadsMetrics.
+	Proportional []ProportionalReading
+	// Now is when the evaluation started; ReadAt when the metrics were read
+	// (upstream reads the clock again before normalizing; zero: Now).
+	Now, ReadAt time.Time
+	// History is what the autoscaler carries from one evaluation to the
+	// next; Evaluate and Written update it (required).
+	History *History
+	// Scratch, when set, lends its buffers to the result (see Scratch).
+	Scratch *Scratch
+}
+
+// Scale is what the evaluation reads of the target's /scale.
+type Scale struct {
+	SpecReplicas, StatusReplicas int32
+}
+
+// SelectorError is a problem with the scale's pod selector, reported as
+// upstream does: a Warning event and ScalingActive=False.
+type SelectorError struct {
+	// EventReason and Message are the event's; ConditionReason and
+	// ConditionMessage the condition's.
+	EventReason, Message              string
+	ConditionReason, ConditionMessage string
+}
+
+func (e *SelectorError) Error() string { return e.Message }
+
+// MetricOptions are ebbflow's per-metric options.
+type MetricOptions struct {
+	// Activation is the metric's activation threshold, if set.
+	Activation *resource.Quantity
+	// MissingAsZero reads an empty answer as the value 0.
+	MissingAsZero bool
+}
+
+// Spec is what an evaluation reads of an autoscaler's spec: the HPA spec
+// (without ClusterProportional metrics), the extensions and the options of
+// each HPA metric.
+type Spec struct {
+	HPA        autoscalingv2.HorizontalPodAutoscalerSpec
+	Extensions Extensions
+	// MetricOptions has one entry per HPA.Metrics entry.
+	MetricOptions []MetricOptions
+	// Proportional are the ClusterProportional metrics (Autoscalers only);
+	// they are not in HPA.Metrics.
+	Proportional []ProportionalSource
+}
+
+// FromAutoscaler returns the evaluation's view of an Autoscaler's spec. The
+// result shares nothing mutable with spec.
+func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
+	return Spec{
+		HPA:           v1alpha1.ToHPASpec(spec),
+		Extensions:    extensionsOf(spec),
+		MetricOptions: metricOptionsOf(spec.Metrics),
+		Proportional:  proportionalOf(spec.Metrics),
+	}
+}
+
+// Extensions reads the extensions an Autoscaler's spec sets, with their
+// defaults (a fallback without policy holds).
+func extensionsOf(spec *v1alpha1.AutoscalerSpec) Extensions {
+	ext := Extensions{Paused: spec.Paused, DryRun: spec.DryRun}
+	if s := spec.ScaleToZero; s != nil {
+		ext.ScaleToZero = &ScaleToZero{}
+		if s.After != nil {
+			ext.ScaleToZero.After = s.After.Duration
+		}
+	}
+	if f := spec.Fallback; f != nil {
+		ext.Fallback = &Fallback{Policy: FallbackPolicy(f.Policy)}
+		if ext.Fallback.Policy == "" {
+			ext.Fallback.Policy = FallbackHold
+		}
+		if f.Replicas != nil {
+			ext.Fallback.Replicas = *f.Replicas
+		}
+		if f.After != nil {
+			ext.Fallback.After = f.After.Duration
+		}
+		if f.MaxAge != nil {
+			ext.Fallback.MaxAge = f.MaxAge.Duration
+		}
+	}
+	return ext
+}
+
+// metricOptionsOf returns the options of the HPA metrics among metrics, in
+// the order of v1alpha1.HPAMetrics.
+func metricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
+	var out []MetricOptions
+	for _, m := range metrics {
+		if m.Type == v1alpha1.ClusterProportionalMetricSourceType {
+			continue
+		}
+		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero})
+	}
+	return out
+}
+
+// proportionalOf returns the ClusterProportional metrics with their index.
+func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
+	var out []ProportionalSource
+	for i, m := range metrics {
+		if m.Type == v1alpha1.ClusterProportionalMetricSourceType && m.ClusterProportional != nil {
+			out = append(out, ProportionalSource{Index: i, Source: *m.ClusterProportional})
+		}
+	}
+	return out
+}
+
+// Settings are the controller-wide settings an evaluation reads, with
+// kube-controller-manager's flag names and defaults. ebbflow-autoscaler and
+// `ebbflow simulate` register them alike.
+type Settings struct {
+	Tolerance               float64
+	DownscaleStabilization  time.Duration
+	CPUInitializationPeriod time.Duration
+	InitialReadinessDelay   time.Duration
+}
+
+// DefaultSettings returns kube-controller-manager's defaults.
+func DefaultSettings() Settings {
+	return Settings{
+		Tolerance:               replicas.DefaultTolerance,
+		DownscaleStabilization:  5 * time.Minute,
+		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod,
+		InitialReadinessDelay:   replicas.DefaultInitialReadinessDelay,
+	}
+}
+
+// AddFlags registers the settings on fs.
+func (s *Settings) AddFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&s.Tolerance, "horizontal-pod-autoscaler-tolerance", s.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
+	fs.DurationVar(&s.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", s.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
+	fs.DurationVar(&s.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", s.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
+	fs.DurationVar(&s.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", s.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
+}
+
+// Validate reports every problem with the settings.
+func (s *Settings) Validate() []error {
+	var errs []error
+	if s.Tolerance < 0 {
+		errs = append(errs, errors.New("--horizontal-pod-autoscaler-tolerance must not be negative"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"--horizontal-pod-autoscaler-downscale-stabilization", s.DownscaleStabilization},
+		{"--horizontal-pod-autoscaler-cpu-initialization-period", s.CPUInitializationPeriod},
+		{"--horizontal-pod-autoscaler-initial-readiness-delay", s.InitialReadinessDelay},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative", d.name))
+		}
+	}
+	return errs
+}
