@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/proportional"
 )
 
@@ -233,12 +232,4 @@ func ProportionalTransform(obj any) (any, error) {
 		}
 	}
 	return slim, nil
-}
-
-// selectorOf parses a ClusterProportional source's node selector.
-func selectorOf(src *v1alpha1.ClusterProportionalSource) (labels.Selector, error) {
-	if src.NodeSelector == nil {
-		return labels.Everything(), nil
-	}
-	return metav1.LabelSelectorAsSelector(src.NodeSelector)
 }

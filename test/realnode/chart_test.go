@@ -43,8 +43,7 @@ rules:
     resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
     name: {matches: "^(.*)_total$", as: "${1}_per_second"}
     metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
-  external:
-%s
+  external:%s
   resource:
     cpu:
       containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
@@ -61,7 +60,8 @@ rules:
 }
 
 // queueRule is the external rule of the sample app's queue.
-const queueRule = `  - seriesQuery: 'queue_messages_ready{namespace!=""}'
+const queueRule = `
+  - seriesQuery: 'queue_messages_ready{namespace!=""}'
     resources: {namespaced: false}
     metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace)'
 `
@@ -77,7 +77,7 @@ func TestChartOnRealNode(t *testing.T) {
 	defer cancel()
 	restrictedNamespace(ctx, t, chartNS)
 	restrictedNamespace(ctx, t, appNS)
-	values := writeFile(t, "values.yaml", chartValues("  []"))
+	values := writeFile(t, "values.yaml", chartValues(" []"))
 	t0 := time.Now()
 	out := helm(ctx, t, "install", release, "charts/ebbflow", "--namespace", chartNS, "--values", values, "--wait", "--timeout", "4m")
 	t.Logf("helm install --wait: %v", time.Since(t0).Round(100*time.Millisecond))

@@ -3,12 +3,10 @@ package realnode
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -247,13 +245,4 @@ func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, ti
 	if err != nil {
 		t.Errorf("%s: %d replicas after %v, want %d", name, got, timeout, want)
 	}
-}
-
-// hpaCondition is used in failure messages.
-func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler) string {
-	var b strings.Builder
-	for _, c := range h.Status.Conditions {
-		fmt.Fprintf(&b, "%s=%s (%s) ", c.Type, c.Status, c.Message)
-	}
-	return b.String()
 }
