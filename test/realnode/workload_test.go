@@ -89,7 +89,7 @@ func testWorkload(ctx context.Context, t *testing.T) {
 		ip := serviceIP(ctx, t, svc)
 		wg.Go(func() {
 			r, err := loadgen.Run(ctx, loadgen.Config{URL: "http://" + ip + "/", Profile: profile, Concurrency: 16,
-				DisableKeepAlives: true, Timeout: 3 * time.Second})
+				DisableKeepAlives: true, Timeout: 3 * time.Second, MaxRequests: 5000, MaxDuration: 3 * time.Minute})
 			if err != nil {
 				t.Errorf("load on %s: %v", svc, err)
 			}
