@@ -150,7 +150,7 @@ func testUninstall(ctx context.Context, t *testing.T) {
 	kubectl(ctx, t, "", "delete", "namespace", appNS, "--wait=false")
 	helm(ctx, t, "uninstall", release, "--namespace", chartNS, "--wait", "--timeout", "3m")
 	var left []string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Second, true, func(context.Context) (bool, error) {
 		left = leftovers(ctx, t)
 		return len(left) == 0, nil
 	})
@@ -164,10 +164,12 @@ func testUninstall(ctx context.Context, t *testing.T) {
 // carrying its instance label or naming it.
 func leftovers(ctx context.Context, t *testing.T) []string {
 	t.Helper()
-	out, err := kubectlErr(ctx, "", "get", "all,configmaps,secrets,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets,endpointslices",
-		"-n", chartNS, "-o", "name")
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := kubectlErr(ctx, "", "get", "deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets,endpointslices",
+		"-n", chartNS, "-o", "name", "--request-timeout=20s")
 	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
+		return []string{err.Error()}
 	}
 	var left []string
 	for line := range strings.Lines(out) {
@@ -178,9 +180,9 @@ func leftovers(ctx context.Context, t *testing.T) []string {
 		}
 		left = append(left, name)
 	}
-	cluster, err := kubectlErr(ctx, "", "get", "clusterroles,clusterrolebindings,apiservices", "-o", "name")
+	cluster, err := kubectlErr(ctx, "", "get", "clusterroles,clusterrolebindings,apiservices", "-o", "name", "--request-timeout=20s")
 	if err != nil {
-		t.Fatal(err)
+		return []string{err.Error()}
 	}
 	for line := range strings.Lines(cluster) {
 		name := strings.TrimSpace(line)
