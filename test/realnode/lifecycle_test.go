@@ -180,14 +180,22 @@ func leftovers(ctx context.Context, t *testing.T) []string {
 		}
 		left = append(left, name)
 	}
-	cluster, err := kubectlErr(ctx, "", "get", "clusterroles,clusterrolebindings,apiservices", "-o", "name", "--request-timeout=20s")
+	// Cluster-scoped: what carries the release's label, and the metrics
+	// APIServices whatever their labels. (The CRD and its API group stay on
+	// purpose: autoscaler.crd.keep.)
+	labelled, err := kubectlErr(ctx, "", "get", "clusterroles,clusterrolebindings,apiservices,mutatingwebhookconfigurations,validatingwebhookconfigurations",
+		"-l", "app.kubernetes.io/instance="+release, "-o", "name", "--request-timeout=20s")
 	if err != nil {
 		return []string{err.Error()}
 	}
-	for line := range strings.Lines(cluster) {
+	apis, err := kubectlErr(ctx, "", "get", "apiservices", "-o", "name", "--request-timeout=20s")
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for line := range strings.Lines(labelled + apis) {
 		name := strings.TrimSpace(line)
-		metricsAPI := strings.HasSuffix(name, "metrics.k8s.io") // the chart's APIServices
-		if metricsAPI || strings.Contains(name, "ebbflow") && !strings.Contains(name, "ebbflow:kube-apiserver") {
+		if strings.HasPrefix(name, "clusterrole") || strings.HasPrefix(name, "mutating") || strings.HasPrefix(name, "validating") ||
+			strings.HasSuffix(name, "metrics.k8s.io") {
 			left = append(left, name)
 		}
 	}
