@@ -9,6 +9,10 @@ import (
 	"syscall"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/ebbflow/ebbflow/test/proc"
 )
 
@@ -87,6 +91,12 @@ func (c *Cluster) StartAutoscalerReplica(ctx context.Context, identity string, l
 		return errors.Join(<-errs, <-errs)
 	}); err != nil {
 		return nil, err
+	}
+	// The Lease exists before any replica, as the chart and the kustomize
+	// base ship it: the replicas may only get and update it.
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: le.Lease, Namespace: adapterNamespace}}
+	if _, err := c.client.CoordinationV1().Leases(adapterNamespace).Create(ctx, lease, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create Lease %s: %w", le.Lease, err)
 	}
 	ps, err := proc.FreePorts(1)
 	if err != nil {

@@ -42,7 +42,7 @@ const (
 	foRampPerSecond = 15.0
 	foTarget        = 10.0
 	foMaxReplicas   = 40
-	foLeaseName     = "ebbflow-autoscaler-failover"
+	foLeaseName     = "ebbflow-autoscaler"
 )
 
 type faultMode string
