@@ -258,7 +258,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			promDone <- c.startHAPrometheus(ctx)
 			return
 		}
-		promDone <- c.startPrometheus(ctx)
+		promDone <- c.startPrometheus(ctx, c.prometheusOptions())
 	}()
 	// Always collect both goroutines before returning.
 	var buildErr, promErr error
@@ -323,14 +323,20 @@ func (c *Cluster) step(name string, fn func() error) error {
 	return nil
 }
 
-// startPrometheus starts Prometheus in <dir>/prometheus.
-func (c *Cluster) startPrometheus(ctx context.Context) error {
-	t0 := time.Now()
-	s, err := promtest.StartProcess(ctx, promtest.Options{
+// prometheusOptions are the options of the cluster's Prometheus: its targets
+// and scrape interval, its data in <dir>/prometheus.
+func (c *Cluster) prometheusOptions() promtest.Options {
+	return promtest.Options{
 		Targets:        c.opts.PrometheusTargets,
 		ScrapeInterval: c.opts.ScrapeInterval,
 		Dir:            filepath.Join(c.dir, "prometheus"),
-	})
+	}
+}
+
+// startPrometheus starts the cluster's Prometheus with opts.
+func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) error {
+	t0 := time.Now()
+	s, err := promtest.StartProcess(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("prometheus: %w", err)
 	}

@@ -3,10 +3,9 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/thanostest"
 )
 
@@ -30,7 +29,7 @@ type HAPrometheus struct {
 // startHAPrometheus starts the replicas, sidecars and Thanos Query in
 // <dir>/thanos. Prometheus() then returns replica 0.
 func (c *Cluster) startHAPrometheus(ctx context.Context) error {
-	bin, err := locateThanos(ctx, c.tools.repoRoot, c.opts.Log)
+	bin, err := buildtools.Path(ctx, c.opts.Log, "thanos")
 	if err != nil {
 		return err
 	}
@@ -52,23 +51,6 @@ func (c *Cluster) startHAPrometheus(ctx context.Context) error {
 	c.mu.Unlock()
 	c.logf("%d prometheus replicas behind thanos query at %s", h.Replicas(), h.QueryURL())
 	return nil
-}
-
-// locateThanos builds (or finds cached) the pinned thanos binary.
-func locateThanos(ctx context.Context, root string, log interface{ Write([]byte) (int, error) }) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "build-tools.sh"), "--print-paths", "thanos")
-	cmd.Dir = root
-	cmd.Stderr = log
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("hack/build-tools.sh --print-paths thanos: %w", err)
-	}
-	for line := range strings.Lines(string(out)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "THANOS="); ok {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("hack/build-tools.sh printed no THANOS path")
 }
 
 // HA returns the highly available Prometheus (Options.HAPrometheus), or nil.

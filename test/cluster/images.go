@@ -7,6 +7,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // imagePackages are the main packages of the images the tests build.
@@ -21,7 +23,11 @@ var imagePackages = map[string]string{
 // ebbflow, ebbflow-sampleapp) for linux/amd64 with hack/image into dir, named
 // as `make image` names them, and returns the tarballs' paths in the order
 // asked.
-func BuildImages(ctx context.Context, repoRoot, dir string, names ...string) ([]string, error) {
+func BuildImages(ctx context.Context, dir string, names ...string) ([]string, error) {
+	repoRoot, err := buildtools.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
 	args := []string{"--platforms=linux/amd64", "--output=" + dir}
 	for _, n := range names {
 		pkg, ok := imagePackages[n]

@@ -10,8 +10,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
 // prometheusUser is Prometheus' identity towards kube-apiserver (pod
@@ -107,19 +105,9 @@ func (c *Cluster) startNodePrometheus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := promtest.StartProcess(ctx, promtest.Options{
-		Prometheus3:            true,
-		ListenHost:             podGateway,
-		ExtraScrapeConfigsYAML: c.nodeScrapeConfigs(certFile, keyFile),
-		Targets:                c.opts.PrometheusTargets,
-		ScrapeInterval:         c.opts.ScrapeInterval,
-		Dir:                    filepath.Join(c.dir, "prometheus"),
-	})
-	if err != nil {
-		return fmt.Errorf("prometheus: %w", err)
-	}
-	c.mu.Lock()
-	c.prom = s
-	c.mu.Unlock()
-	return nil
+	opts := c.prometheusOptions()
+	opts.Prometheus3 = true
+	opts.ListenHost = podGateway
+	opts.ExtraScrapeConfigsYAML = c.nodeScrapeConfigs(certFile, keyFile)
+	return c.startPrometheus(ctx, opts)
 }

@@ -40,11 +40,7 @@ func TestRealNode(t *testing.T) {
 			_ = c.Stop()
 		}
 	})
-	repo, err := findRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tars, err := BuildImages(ctx, repo, t.TempDir(), "ebbflow-sampleapp")
+	tars, err := BuildImages(ctx, t.TempDir(), "ebbflow-sampleapp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,18 +222,8 @@ func createService(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 
 func waitDeploymentReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
-	var last *appsv1.Deployment
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		last = d
-		return d.Status.ObservedGeneration == d.Generation && d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.UpdatedReplicas == *d.Spec.Replicas, nil
-	})
-	if err != nil {
-		pods, _ := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
-		t.Fatalf("deployment %s/%s not ready: %v\nstatus: %+v\npods: %+v", ns, name, err, last.Status, pods)
+	if _, err := WaitDeploymentReady(ctx, cs, ns, name, 2*time.Minute); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -315,11 +301,7 @@ func assertNodeLeftNothing(t *testing.T, root string) {
 func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	repo, err := findRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tars, err := BuildImages(ctx, repo, t.TempDir(), "ebbflow-sampleapp")
+	tars, err := BuildImages(ctx, t.TempDir(), "ebbflow-sampleapp")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,14 +199,3 @@ func TestDedent(t *testing.T) {
 		}
 	}
 }
-
-func TestParsePrometheus3Path(t *testing.T) {
-	out := "EBBFLOW_TOOLS_CACHE=/c\nEBBFLOW_TOOLS_BIN=/c/bin\nPROMETHEUS3=/c/prometheus3-v0.313.5/prometheus\nPROMTOOL3=/c/prometheus3-v0.313.5/promtool\n"
-	got, err := parsePrometheus3Path([]byte(out))
-	if err != nil || got != "/c/prometheus3-v0.313.5/prometheus" {
-		t.Errorf("parsePrometheus3Path = %q, %v", got, err)
-	}
-	if _, err := parsePrometheus3Path([]byte("PROMTOOL3=/x\nPROMETHEUS3=\n")); err == nil {
-		t.Error("parsePrometheus3Path accepted output without a PROMETHEUS3 path")
-	}
-}

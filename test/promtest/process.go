@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/proc"
 )
 
@@ -31,7 +32,7 @@ func findBinary(ctx context.Context, explicit string, prometheus3 bool) (string,
 		return explicit, nil
 	}
 	if prometheus3 {
-		return prometheus3Path(ctx)
+		return buildtools.Path(ctx, os.Stderr, "prometheus3")
 	}
 	if p, err := exec.LookPath("prometheus"); err == nil {
 		return p, nil

@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ebbflow/ebbflow/test/cluster"
 )
 
 // restrictedNamespace creates a namespace whose pods kube-apiserver's Pod
@@ -83,36 +85,15 @@ func writeFile(t *testing.T, name, data string) string {
 	return p
 }
 
-// waitDeploymentReady waits until every replica of the Deployment is updated,
-// available and Ready, and returns it.
+// waitDeploymentReady waits until every replica of the Deployment is
+// updated, available and Ready, and returns it.
 func waitDeploymentReady(ctx context.Context, t *testing.T, ns, name string, timeout time.Duration) *appsv1.Deployment {
 	t.Helper()
-	var d *appsv1.Deployment
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		var err error
-		d, err = env.c.Client().AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		want := int32(1)
-		if d.Spec.Replicas != nil {
-			want = *d.Spec.Replicas
-		}
-		s := d.Status
-		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.ReadyReplicas == want &&
-			s.AvailableReplicas == want && s.Replicas == want, nil
-	})
+	d, err := cluster.WaitDeploymentReady(ctx, env.c.Client(), ns, name, timeout)
 	if err != nil {
-		t.Fatalf("Deployment %s/%s not Ready: %v (status %+v)", ns, name, err, statusOf(d))
+		t.Fatal(err)
 	}
 	return d
-}
-
-func statusOf(d *appsv1.Deployment) any {
-	if d == nil {
-		return nil
-	}
-	return d.Status
 }
 
 // waitAPIServicesAvailable waits until each named APIService is Available

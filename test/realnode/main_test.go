@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 )
 
@@ -45,7 +46,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	env.root = root
-	if env.helm, err = cluster.ToolPath(ctx, "helm"); err != nil {
+	if env.helm, err = buildtools.Path(ctx, os.Stderr, "helm"); err != nil {
 		fmt.Fprintln(os.Stderr, "realnode:", err)
 		return 1
 	}
@@ -85,7 +86,7 @@ func run(m *testing.M) int {
 func importImages(ctx context.Context, c *cluster.Cluster) error {
 	dir := filepath.Join(env.root, "_output", "realnode", "images")
 	t0 := time.Now()
-	tars, err := cluster.BuildImages(ctx, env.root, dir, "ebbflow-adapter", "ebbflow-autoscaler", "ebbflow-sampleapp")
+	tars, err := cluster.BuildImages(ctx, dir, "ebbflow-adapter", "ebbflow-autoscaler", "ebbflow-sampleapp")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// WaitDeploymentReady waits until every replica of the Deployment is
+// updated, available and Ready, and returns it. On timeout the error carries
+// its status and why its pods are not Ready (phase, conditions, waiting
+// containers).
+func WaitDeploymentReady(ctx context.Context, cs kubernetes.Interface, ns, name string, timeout time.Duration) (*appsv1.Deployment, error) {
+	var d *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		got, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		d = got
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		s := d.Status
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.ReadyReplicas == want &&
+			s.AvailableReplicas == want && s.Replicas == want, nil
+	})
+	if err == nil {
+		return d, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Deployment %s/%s not Ready within %v: %v", ns, name, timeout, err)
+	if d == nil {
+		return nil, fmt.Errorf("%s", b.String())
+	}
+	fmt.Fprintf(&b, "\nstatus: %+v", d.Status)
+	if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil {
+		pods, _ := cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
+		for _, p := range pods.Items {
+			fmt.Fprintf(&b, "\npod %s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+			for _, c := range p.Status.Conditions {
+				if c.Status != corev1.ConditionTrue {
+					fmt.Fprintf(&b, "; %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+				}
+			}
+			for _, c := range p.Status.ContainerStatuses {
+				if w := c.State.Waiting; w != nil {
+					fmt.Fprintf(&b, "; container %s waiting: %s %s", c.Name, w.Reason, w.Message)
+				}
+			}
+		}
+	}
+	return d, fmt.Errorf("%s", b.String())
+}
