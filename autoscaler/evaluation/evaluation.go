@@ -12,8 +12,6 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
-	"github.com/ebbflow/ebbflow/autoscaler/proportional"
-	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
 // Event is an event to record on the autoscaler.
@@ -225,53 +223,6 @@ func (r *Result) compute() {
 	}
 }
 
-// propose computes every HPA metric's proposal (filling r.Metrics and the
-// metric statuses) and returns the proposals with extra after them.
-func (r *Result) propose(extra []Proposal) []Proposal {
-	in := &r.in
-	shared := Shared{
-		SpecReplicas: in.Scale.SpecReplicas, StatusReplicas: in.Scale.StatusReplicas, Pods: in.Pods,
-		Tolerances: replicas.TolerancesFor(in.Settings.Tolerance, in.Spec.HPA.Behavior),
-		Timing: replicas.PodTiming{
-			CPUInitializationPeriod: in.Settings.CPUInitializationPeriod,
-			InitialReadinessDelay:   in.Settings.InitialReadinessDelay,
-			Now:                     in.Now,
-		},
-	}
-	n := len(in.Readings)
-	metrics, statuses, proposals := in.Scratch.buffers(n, len(extra))
-	for i := range in.Readings {
-		rd := in.Readings[i]
-		resolve(&rd, in.Spec.MetricOptions, i, in.Namespace, in.Now)
-		e := Propose(rd, shared)
-		metrics[i] = Metric{Reading: rd, Evaluated: e}
-		statuses[i] = e.Status
-		proposals = append(proposals, e.Proposal)
-	}
-	r.Metrics, r.statuses = metrics, statuses
-	return append(proposals, extra...)
-}
-
-// resolve applies treatMissingAs Zero to an empty answer of an Object or
-// External metric, and otherwise words a failed read as upstream's replica
-// calculator does.
-func resolve(rd *Reading, opts []MetricOptions, i int, namespace string, now time.Time) {
-	if rd.FetchErr == nil {
-		return
-	}
-	zero := rd.Empty && i < len(opts) && opts[i].MissingAsZero &&
-		(rd.Spec.Type == autoscalingv2.ObjectMetricSourceType || rd.Spec.Type == autoscalingv2.ExternalMetricSourceType)
-	if zero {
-		rd.Value, rd.Values, rd.Timestamp, rd.FetchErr = 0, []int64{0}, now, nil
-		return
-	}
-	rd.Err = fetchError(rd.Spec, namespace, rd.FetchErr)
-}
-
-// failurePrefix starts every ScalingActive=False message of a failed metric;
-// the rest is what upstream's per-metric warning event says.
-const failurePrefix = "the HPA was unable to compute the replica count: "
-
 // finish is the last step: the extensions' conditions and events, the
 // status, the ClusterProportional status and the record's outline. writeErr
 // is the failure to write the scale.
@@ -325,10 +276,6 @@ func (r *Result) setStatus(current, desired int32, rescaled bool, at time.Time) 
 	r.Status = st
 }
 
-// Record returns the whole decision record (the outline with the metrics
-// and the messages of the steps).
-func (r *Result) Record() v1alpha1.DecisionRecord { return buildRecord(r.recordInput()) }
-
 // Direction names the outcome for the self-metrics: "" when the scale could
 // not be read, else "failed", "up", "down" or "none".
 func (r *Result) Direction() string {
@@ -345,27 +292,6 @@ func (r *Result) Direction() string {
 	return "none"
 }
 
-func (r *Result) recordInput() recordInput {
-	in := &r.in
-	ri := recordInput{
-		Now:             in.Now,
-		CurrentReplicas: in.Scale.SpecReplicas,
-		Behavior:        in.Spec.HPA.Behavior,
-		Metrics:         r.Metrics,
-		Decision:        r.Decision,
-		Adjusted:        r.holds,
-		Scaled:          r.Scaled,
-		Err:             r.Err,
-	}
-	if in.ScaleErr != nil {
-		ri.CurrentReplicas = 0
-	}
-	if r.Err == nil {
-		ri.Err = r.Decision.Err
-	}
-	return ri
-}
-
 // set sets a condition in the new status.
 func (r *Result) set(c autoscalingv2.HorizontalPodAutoscalerCondition, at time.Time) {
 	setCondition(&r.Status, c, metav1.NewTime(at))
@@ -374,42 +300,6 @@ func (r *Result) set(c autoscalingv2.HorizontalPodAutoscalerCondition, at time.T
 // warn adds a warning event.
 func (r *Result) warn(reason, message string) {
 	r.Events = append(r.Events, Event{corev1.EventTypeWarning, reason, message})
-}
-
-// History is what an autoscaler carries from one evaluation to the next, as
-// upstream keeps it in memory: the recommendations of the stabilization
-// windows, the record of rescales the behavior policies count, what the
-// proposal extensions remember, and the last good parameters of the
-// ClusterProportional metrics. The zero History is a fresh start. A History
-// is used by one evaluation at a time.
-type History struct {
-	Recommendations []behavior.Recommendation
-	Events          behavior.ScaleEvents
-	Extensions      ExtensionState
-	// Proportional holds the last good parameters read from each referenced
-	// ConfigMap, by "name/key" (so reordering spec.metrics keeps them apart).
-	Proportional map[string]proportional.Params
-}
-
-// Seed records the current replica count as the first recommendation when
-// there is none yet (upstream's first reconcile).
-func (h *History) Seed(current int32, now time.Time) {
-	h.Recommendations = behavior.SeedRecommendations(h.Recommendations, current, now)
-}
-
-// Keep stores what a decision leaves for the next evaluation: the proposal
-// extensions' state and, when the count was normalized, the recommendations.
-func (h *History) Keep(d Decision, ext ExtensionState) {
-	h.Extensions = ext
-	if d.Outcome != nil {
-		h.Recommendations = d.Outcome.Recommendations
-	}
-}
-
-// Rescaled records a rescale from prev to next written at now (only after
-// the write succeeded).
-func (h *History) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
-	h.Events = behavior.RecordScaleEvent(b, h.Events, prev, next, now)
 }
 
 // MinReplicas is spec.minReplicas, 1 when unset.

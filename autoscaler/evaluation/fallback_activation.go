@@ -1,0 +1,311 @@
+package evaluation
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Stages of the extensions that act on the proposal.
+const (
+	StageActivation = "Activation"
+	StageFallback   = "Fallback"
+)
+
+// ConditionFallback reports whether the fallback is active.
+const ConditionFallback autoscalingv2.HorizontalPodAutoscalerConditionType = "Fallback"
+
+// ExtensionState is what the proposal extensions remember between evaluations of one
+// object. The zero ExtensionState is a fresh start.
+type ExtensionState struct {
+	// BadSince maps a metric's name to when it was first seen failed or
+	// stale in the current run of bad evaluations.
+	BadSince map[string]time.Time
+	// IdleSince is when every metric was first seen idle (zero: not idle).
+	IdleSince time.Time
+	// FallbackActive is true while the fallback applies.
+	FallbackActive bool
+}
+
+// metricState is what the proposal extensions know of one metric.
+type metricState struct {
+	// Name names the metric in conditions and records.
+	Name string
+	// Failed is true when the metric has no value (read error, no sample).
+	Failed bool
+	// Value is the metric's raw value in milli-units (an Object metric's
+	// value, the sum of an External metric's series), and HasValue whether
+	// there is one to compare with Activation.
+	Value    int64
+	HasValue bool
+	// Timestamp is the sample's timestamp (zero when unknown).
+	Timestamp time.Time
+	// Activation is the threshold in milli-units, when set.
+	Activation *int64
+}
+
+// proposalInput is what the proposal extensions read.
+type proposalInput struct {
+	Spec            Extensions
+	Now             time.Time
+	CurrentReplicas int32
+	MinReplicas     int32
+	Metrics         []metricState
+	State           ExtensionState
+}
+
+// proposalResult is the outcome of the proposal extensions: the override
+// function for Input.Override, the new state, conditions and
+// events.
+type proposalResult struct {
+	// Override is nil when no proposal extension is set.
+	Override   func(Aggregate) *Override
+	State      ExtensionState
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
+	Events     []Event
+	// FallbackActive mirrors State.FallbackActive (for the self-metric).
+	FallbackActive bool
+}
+
+// Wanted reports whether any proposal extension is set: a fallback, or a
+// metric with an activation. Without, Proposal is the identity.
+func (in proposalInput) Wanted() bool {
+	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
+}
+
+// Proposal runs the extensions that act on the proposal, in order: fallback
+// (when a metric has been failed or stale for fallback.after), then
+// activation (scale to and from zero). It is pure.
+func applyProposalExtensions(in proposalInput) proposalResult {
+	var res proposalResult
+	if !in.Wanted() {
+		return res
+	}
+	fb := fallback(in, &res)
+	act := activation(in, &res)
+	if fb == nil && act == nil {
+		return res
+	}
+	res.Override = func(agg Aggregate) *Override {
+		if fb != nil {
+			return fb(agg)
+		}
+		return act(agg)
+	}
+	return res
+}
+
+// fallback tracks failed and stale metrics and, once one has been bad for
+// After, returns the override of the policy.
+func fallback(in proposalInput, res *proposalResult) func(Aggregate) *Override {
+	f := in.Spec.Fallback
+	if f == nil {
+		return nil
+	}
+	after := f.After
+	if after <= 0 {
+		after = DefaultFallbackAfter
+	}
+	var due []string
+	for _, m := range in.Metrics {
+		bad, why := badness(m, f.MaxAge, in.Now)
+		if !bad {
+			continue
+		}
+		since, ok := in.State.BadSince[m.Name]
+		if !ok {
+			since = in.Now
+		}
+		if res.State.BadSince == nil {
+			res.State.BadSince = map[string]time.Time{}
+		}
+		res.State.BadSince[m.Name] = since
+		if !in.Now.Before(since.Add(after)) {
+			due = append(due, fmt.Sprintf("%s %s for %s", m.Name, why, in.Now.Sub(since).Round(time.Second)))
+		}
+	}
+	was := in.State.FallbackActive
+	res.State.FallbackActive = len(due) > 0
+	res.FallbackActive = res.State.FallbackActive
+	if len(due) == 0 {
+		res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
+		if was {
+			res.Events = append(res.Events, Event{Type: corev1.EventTypeNormal, Reason: "FallbackCleared",
+				Message: "every metric is available and fresh again; the normal algorithm applies"})
+		}
+		return nil
+	}
+	msg := fmt.Sprintf("fallback %s: %s", policyText(f), strings.Join(due, "; "))
+	res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
+	if !was {
+		res.Events = append(res.Events, Event{Type: corev1.EventTypeWarning, Reason: "FallbackActivated", Message: msg})
+	}
+	current := in.CurrentReplicas
+	return func(Aggregate) *Override {
+		o := &Override{Stage: StageFallback, Message: msg}
+		switch f.Policy {
+		case FallbackReplicas:
+			o.Replicas = f.Replicas
+		case FallbackAtLeast:
+			o.Replicas = max(current, f.Replicas)
+		default:
+			o.Hold, o.Replicas = true, current
+		}
+		return o
+	}
+}
+
+func policyText(f *Fallback) string {
+	switch f.Policy {
+	case FallbackReplicas:
+		return fmt.Sprintf("to %d replicas", f.Replicas)
+	case FallbackAtLeast:
+		return fmt.Sprintf("to at least %d replicas", f.Replicas)
+	}
+	return "holds the current replicas"
+}
+
+// badness says whether a metric is failed or stale (its sample older than
+// maxAge at now).
+func badness(m metricState, maxAge time.Duration, now time.Time) (bool, string) {
+	if m.Failed {
+		return true, "failed"
+	}
+	if maxAge > 0 && !m.Timestamp.IsZero() && now.Sub(m.Timestamp) > maxAge {
+		return true, fmt.Sprintf("stale (sample %s old)", now.Sub(m.Timestamp).Round(time.Second))
+	}
+	return false, ""
+}
+
+// activation applies the activation thresholds when scaling to zero is on
+// (minReplicas 0 and some metric has an activation): at zero replicas it
+// wakes the target (at least 1) as soon as a metric exceeds its activation
+// and otherwise keeps it at zero; above zero it never proposes zero until
+// every metric has been idle (at or below its activation, 0 by default) for
+// ScaleToZero.After, and then proposes zero, which the scale-down behavior
+// paces.
+func activation(in proposalInput, res *proposalResult) func(Aggregate) *Override {
+	if in.MinReplicas != 0 || !hasActivation(in.Metrics) {
+		return nil
+	}
+	after := DefaultScaleToZeroAfter
+	if in.Spec.ScaleToZero != nil && in.Spec.ScaleToZero.After > 0 {
+		after = in.Spec.ScaleToZero.After
+	}
+	var active []string
+	idle := true
+	for _, m := range in.Metrics {
+		threshold := int64(0)
+		if m.Activation != nil {
+			threshold = *m.Activation
+		}
+		switch {
+		case !m.HasValue:
+			idle = false
+		case m.Value > threshold:
+			active = append(active, fmt.Sprintf("%s %s > activation %s", m.Name, milliText(m.Value), milliText(threshold)))
+			idle = false
+		}
+	}
+	if idle {
+		res.State.IdleSince = in.State.IdleSince
+		if res.State.IdleSince.IsZero() {
+			res.State.IdleSince = in.Now
+		}
+	}
+	current := in.CurrentReplicas
+	idleFor := in.Now.Sub(res.State.IdleSince)
+	return func(agg Aggregate) *Override {
+		if current > 0 && !agg.Usable {
+			// A failed metric blocks a scale-down (upstream's rule, until
+			// the fallback applies): no floor or zero to propose.
+			return nil
+		}
+		switch {
+		case current == 0 && len(active) > 0:
+			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+				Message: "activated: " + strings.Join(active, ", ")}
+		case current == 0:
+			return &Override{Stage: StageActivation, Replicas: 0,
+				Message: "every metric is at or below its activation: staying at zero"}
+		case idle && idleFor >= after:
+			return &Override{Stage: StageActivation, Replicas: 0,
+				Message: fmt.Sprintf("every metric at or below its activation for %s (scaleToZero.after %s): scaling to zero", idleFor.Round(time.Second), after)}
+		case idle:
+			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
+				Message: fmt.Sprintf("every metric at or below its activation for %s of %s: at least 1 replica", idleFor.Round(time.Second), after)}
+		case agg.Replicas < 1:
+			return &Override{Stage: StageActivation, Replicas: 1,
+				Message: "a metric is above its activation: at least 1 replica"}
+		}
+		return nil
+	}
+}
+
+func hasActivation(ms []metricState) bool {
+	for _, m := range ms {
+		if m.Activation != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// milliText prints a milli-value as a decimal.
+func milliText(v int64) string {
+	if v%1000 == 0 {
+		return fmt.Sprintf("%d", v/1000)
+	}
+	return fmt.Sprintf("%.3f", float64(v)/1000)
+}
+
+// proposalInputOf assembles the input of the proposal extensions; the metric
+// states carry only the activations until the metrics are evaluated.
+func proposalInputOf(in *Input) proposalInput {
+	p := proposalInput{
+		Spec: in.Spec.Extensions, Now: in.ReadAt, CurrentReplicas: in.Scale.SpecReplicas,
+		MinReplicas: MinReplicas(&in.Spec.HPA), State: in.History.Extensions,
+	}
+	for i, o := range in.Spec.MetricOptions {
+		if o.Activation == nil {
+			continue
+		}
+		if p.Metrics == nil {
+			p.Metrics = make([]metricState, len(in.Spec.MetricOptions))
+		}
+		v := o.Activation.MilliValue()
+		p.Metrics[i].Activation = &v
+	}
+	return p
+}
+
+// metricStates describes the evaluated metrics to the proposal extensions;
+// opts carries each metric's activation (same order).
+func metricStates(metrics []Metric, opts []metricState) []metricState {
+	out := make([]metricState, len(metrics))
+	for i, mt := range metrics {
+		r, e := mt.Reading, mt.Evaluated
+		m := metricState{Name: MetricName(r.Spec), Timestamp: r.Timestamp}
+		if i < len(opts) {
+			m.Activation = opts[i].Activation
+		}
+		switch {
+		case e.Proposal.Err != nil:
+			m.Failed = true
+		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType:
+			m.Value, m.HasValue = r.Value, true
+		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType:
+			for _, v := range r.Values {
+				m.Value += v
+			}
+			m.HasValue = true
+		default:
+			m.Value, m.HasValue = e.Result.Value, true
+		}
+		out[i] = m
+	}
+	return out
+}
