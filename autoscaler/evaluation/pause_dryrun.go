@@ -83,11 +83,8 @@ func paused(in holdInput, r *held) {
 		return
 	}
 	msg := "scale writes are paused"
-	if r.Write {
-		r.Write, r.Hold = false, HoldPaused
+	if r.holdBack(HoldPaused, StagePaused, in.CurrentReplicas, "paused: the scale is not written") {
 		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", in.CurrentReplicas, r.Desired)
-		r.Steps = append(r.Steps, extensionStep{Stage: StagePaused, From: r.Desired, To: in.CurrentReplicas,
-			Message: "paused: the scale is not written"})
 	}
 	r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
 }
@@ -99,13 +96,23 @@ func dryRun(in holdInput, r *held) {
 		return
 	}
 	msg := "dry run: decisions are recorded, never applied"
-	if r.Write {
-		r.Write, r.Hold = false, HoldDryRun
+	if r.holdBack(HoldDryRun, StageDryRun, in.CurrentReplicas, "dry run: the scale is not written") {
 		msg = fmt.Sprintf("dry run: would scale from %d to %d", in.CurrentReplicas, r.Desired)
-		r.Steps = append(r.Steps, extensionStep{Stage: StageDryRun, From: r.Desired, To: in.CurrentReplicas,
-			Message: "dry run: the scale is not written"})
 		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
 			Message: fmt.Sprintf("would scale from %d to %d", in.CurrentReplicas, r.Desired)})
 	}
 	r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+}
+
+// holdBack holds back the pending write, if any, for the reason hold and
+// records the step of stage, from the decided count back to current. It
+// reports whether there was a write to hold back (an earlier extension may
+// have held it already).
+func (r *held) holdBack(hold, stage string, current int32, message string) bool {
+	if !r.Write {
+		return false
+	}
+	r.Write, r.Hold = false, hold
+	r.Steps = append(r.Steps, extensionStep{Stage: stage, From: r.Desired, To: current, Message: message})
+	return true
 }
