@@ -7,14 +7,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Spec is the extensions an autoscaler sets. The zero Spec sets none.
+// Extensions is the extensions an autoscaler sets. The zero Extensions sets
+// none.
 type Extensions struct {
 	// Paused: never write the scale.
 	Paused bool
 	// DryRun: record what would be done, never write the scale.
 	DryRun bool
 	// ScaleToZero and Fallback configure the proposal extensions (see
-	// Proposal); nil: off.
+	// applyProposalExtensions); nil: off.
 	ScaleToZero *ScaleToZero
 	Fallback    *Fallback
 }

@@ -58,7 +58,7 @@ type proposalInput struct {
 }
 
 // proposalResult is the outcome of the proposal extensions: the override
-// function for Input.Override, the new state, conditions and
+// function for decideInput.Override, the new state, conditions and
 // events.
 type proposalResult struct {
 	// Override is nil when no proposal extension is set.
@@ -71,14 +71,15 @@ type proposalResult struct {
 }
 
 // Wanted reports whether any proposal extension is set: a fallback, or a
-// metric with an activation. Without, Proposal is the identity.
+// metric with an activation. Without, applyProposalExtensions is the
+// identity.
 func (in proposalInput) Wanted() bool {
 	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
 }
 
-// Proposal runs the extensions that act on the proposal, in order: fallback
-// (when a metric has been failed or stale for fallback.after), then
-// activation (scale to and from zero). It is pure.
+// applyProposalExtensions runs the extensions that act on the proposal, in
+// order: fallback (when a metric has been failed or stale for
+// fallback.after), then activation (scale to and from zero). It is pure.
 func applyProposalExtensions(in proposalInput) proposalResult {
 	var res proposalResult
 	if !in.Wanted() {

@@ -51,7 +51,7 @@ func buildRecord(in recordInput) v1alpha1.DecisionRecord {
 }
 
 // outlineRecord returns the record without its metrics and step messages: what
-// Signature reads, at a fraction of Build's cost (the
+// Signature reads, at a fraction of buildRecord's cost (the
 // controller builds the whole record only when it is to be written).
 func outlineRecord(in recordInput) v1alpha1.DecisionRecord {
 	return build(in, false)
