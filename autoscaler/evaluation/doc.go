@@ -14,30 +14,27 @@
 //  1. Bounds (decide.go: Check): a target at zero, above max or below min
 //     decides without metrics; ReadsMetrics tells an observer whether to
 //     read them.
-//  2. Proposals (propose.go: Propose, proportional.go): one per metric, as
-//     upstream's replica calculator (package replicas does the math), then
-//     one per ClusterProportional metric (package proportional). Each
-//     metric source type in its file (propose_resource.go, propose_pods.go,
-//     propose_object.go, propose_external.go); the calculation a spec calls
-//     for in classify.go, upstream's wording of a failed metric in
-//     failure.go.
+//  2. Proposals (propose.go: Propose, one function per metric source type;
+//     proportional.go): one per metric, as upstream's replica calculator
+//     (package replicas does the math), then one per ClusterProportional
+//     metric (package proportional). classify.go: the calculation a spec
+//     calls for, and upstream's wording of a failed metric.
 //  3. Upstream's decision (decide.go: decide): the maximum with upstream's
 //     failure rules, then stabilization and the scaling policies (package
 //     behavior), the floor when scaling from zero.
-//  4. Extensions (extensions.go: their spec), in a fixed order: fallback
-//     and activation (fallback_activation.go) act on the combined proposal
-//     before normalization, so they are paced like any proposal; pause and
-//     dry-run (pause_dryrun.go) act on the final count and only hold back
-//     the write. With none set the decision is upstream's.
+//  4. Extensions (extensions.go: their spec, and pause and dry-run, which act
+//     on the final count and only hold back the write): fallback and
+//     activation (fallback_activation.go) act on the combined proposal
+//     before normalization, so they are paced like any proposal. With none
+//     set the decision is upstream's.
 //  5. Write and after (evaluation.go: Result.Write, Written): the
 //     conditions and event upstream sets after a rescale, the scale event
-//     the behavior policies count (history.go: what an autoscaler carries to
-//     its next evaluation).
+//     the behavior policies count (input.go: History, what an autoscaler
+//     carries to its next evaluation).
 //  6. Status and record (evaluation.go, record.go): the status rebuilt as
-//     upstream's setStatus; the decision record (record.go, its metrics in
-//     record_metric.go, its steps in record_steps.go), its signature
-//     (record_signature.go: the controller stores the record only when its
-//     outcome changes) and its JSON (record_json.go).
+//     upstream's setStatus; the decision record (record.go: building it, its
+//     signature — the controller stores the record only when its outcome
+//     changes — and its JSON; record_steps.go: its metrics and steps).
 //
 // Everything here is pure: values in, values out, time passed in; only
 // Input.History is updated in place.

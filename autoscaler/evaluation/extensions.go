@@ -1,6 +1,7 @@
 package evaluation
 
 import (
+	"fmt"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -54,4 +55,114 @@ type ScaleToZero struct {
 
 func cond(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, msg string) autoscalingv2.HorizontalPodAutoscalerCondition {
 	return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// Condition types the extensions report.
+const (
+	ConditionPaused autoscalingv2.HorizontalPodAutoscalerConditionType = "Paused"
+	ConditionDryRun autoscalingv2.HorizontalPodAutoscalerConditionType = "DryRun"
+)
+
+// Stages name the extensions in decision records.
+const (
+	StagePaused = "Paused"
+	StageDryRun = "DryRun"
+)
+
+// Reasons why a decided change is not written.
+const (
+	HoldPaused = "paused"
+	HoldDryRun = "dry-run"
+)
+
+// holdInput is what the extensions read.
+type holdInput struct {
+	Spec Extensions
+	// CurrentReplicas is the scale's spec.replicas.
+	CurrentReplicas int32
+	// Desired and Rescale are the decision's: the count decided and whether
+	// it differs from CurrentReplicas.
+	Desired int32
+	Rescale bool
+	// Failed is true when no decision was possible; the extensions then
+	// only report their conditions.
+	Failed bool
+}
+
+// extensionStep is one change an extension made, for the decision record.
+type extensionStep struct {
+	Stage    string
+	From, To int32
+	Message  string
+}
+
+// held is the adjusted decision.
+type held struct {
+	// Desired is the count for status.desiredReplicas and the record.
+	Desired int32
+	// Rescale is true when Desired differs from the current count.
+	Rescale bool
+	// Write is true when the scale must be written (Rescale and not held).
+	Write bool
+	// Hold says why a rescale is not written ("" when it is, or when there
+	// is none): HoldPaused or HoldDryRun.
+	Hold string
+	// Steps are the extensions' changes, in order.
+	Steps []extensionStep
+	// Conditions are the extensions' conditions, each True when the
+	// extension is on and False when it is off; the controller sets a False
+	// one only when the status already holds that condition.
+	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
+	// Events are to be recorded on the autoscaler.
+	Events []Event
+}
+
+// applyHolds runs the extensions in order (see the package doc). It is pure.
+func applyHolds(in holdInput) held {
+	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
+	r.Write = r.Rescale
+	paused(in, &r)
+	dryRun(in, &r)
+	return r
+}
+
+// paused holds every write; the decision is still reported.
+func paused(in holdInput, r *held) {
+	if !in.Spec.Paused {
+		r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
+		return
+	}
+	msg := "scale writes are paused"
+	if r.holdBack(HoldPaused, StagePaused, in.CurrentReplicas, "paused: the scale is not written") {
+		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", in.CurrentReplicas, r.Desired)
+	}
+	r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
+}
+
+// dryRun holds every write and announces what a live run would write.
+func dryRun(in holdInput, r *held) {
+	if !in.Spec.DryRun {
+		r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
+		return
+	}
+	msg := "dry run: decisions are recorded, never applied"
+	if r.holdBack(HoldDryRun, StageDryRun, in.CurrentReplicas, "dry run: the scale is not written") {
+		msg = fmt.Sprintf("dry run: would scale from %d to %d", in.CurrentReplicas, r.Desired)
+		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
+			Message: fmt.Sprintf("would scale from %d to %d", in.CurrentReplicas, r.Desired)})
+	}
+	r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+}
+
+// holdBack holds back the pending write, if any, for the reason hold and
+// records the step of stage, from the decided count back to current. It
+// reports whether there was a write to hold back (an earlier extension may
+// have held it already).
+func (r *held) holdBack(hold, stage string, current int32, message string) bool {
+	if !r.Write {
+		return false
+	}
+	r.Write, r.Hold = false, hold
+	r.Steps = append(r.Steps, extensionStep{Stage: stage, From: r.Desired, To: current, Message: message})
+	return true
 }
