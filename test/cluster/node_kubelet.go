@@ -194,8 +194,8 @@ func (c *Cluster) startKubeProxy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// /livez: rules synced. (/healthz also wants this host's Node, which the
-	// kubelet registers only later.)
+	// /livez: its rules are synced. (/healthz also reports the Node's
+	// eligibility, which a proxy started before the Node exists fails.)
 	url := fmt.Sprintf("http://127.0.0.1:%d/livez", c.nodePorts.proxyHealthz)
 	if err := waitFor(ctx, "kube-proxy /livez", kubeProxyTimeout, p, func(ctx context.Context) (bool, error) {
 		return probe(ctx, hc, url)
