@@ -26,6 +26,7 @@ type workloadState struct {
 	Metric   string  // the HPA's (Autoscaler's) current metric value as it sees it
 	Value    float64 // the same as a number (0 when there is none)
 	Cond     string  // HPA (Autoscaler) conditions, short form
+	Outcome  string  // the Autoscaler's last decision's outcome (ScaledUp, WouldScale, ...)
 }
 
 // sample is the state of the demo at one moment.
@@ -83,6 +84,9 @@ func observeWorkload(ctx context.Context, cs clients, ns string, wd watched) wor
 			return w
 		}
 		h = &autoscalingv2.HorizontalPodAutoscaler{Status: easv1alpha1.ToHPAStatus(&a.Status)}
+		if a.Status.LastDecision != nil {
+			w.Outcome = string(a.Status.LastDecision.Outcome)
+		}
 	} else {
 		var err error
 		if h, err = cs.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, wd.Name, metav1.GetOptions{}); err != nil {

@@ -86,7 +86,8 @@ loop:
 func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, samples []sample, load map[string]loadgen.Result, wake *wakeResult, playErr error) error {
 	for _, name := range []string{webHPA, webEAS} {
 		r := load[name]
-		fmt.Fprintf(out, "demo: load on %-11s sent %d, ok %d, errors %d, dropped %d, p50 %v, p99 %v\n", name, r.Sent, r.OK, r.Errors, r.Dropped, r.Latency.P50, r.Latency.P99)
+		fmt.Fprintf(out, "demo: load on %-11s sent %d, ok %d, errors %d, dropped %d, p50 %v, p99 %v\n", name, r.Sent, r.OK, r.Errors, r.Dropped,
+			r.Latency.P50.Round(100*time.Microsecond), r.Latency.P99.Round(100*time.Microsecond))
 	}
 	if len(samples) > 1 {
 		path := filepath.Join(o.output, "demo.png")

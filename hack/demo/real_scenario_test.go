@@ -134,20 +134,20 @@ func checkRestricted(t *testing.T, d *appsv1.Deployment) {
 }
 
 func TestShowDue(t *testing.T) {
-	s := func(easSpec, dryDesired, workerSpec int32) sample {
+	s := func(easSpec int32, dryOutcome easv1alpha1.Outcome, workerSpec int32) sample {
 		return sample{W: map[string]workloadState{
 			webEAS: {Seen: true, Spec: easSpec},
-			dryRun: {Seen: true, Desired: dryDesired},
+			dryRun: {Seen: true, Outcome: string(dryOutcome)},
 			worker: {Seen: true, Spec: workerSpec},
 		}}
 	}
-	if got := showDue(showcase{}, s(1, 1, 1)); got != (due{}) {
+	if got := showDue(showcase{}, s(1, easv1alpha1.OutcomeUnchanged, 1)); got != (due{}) {
 		t.Errorf("nothing happened yet: due %+v", got)
 	}
-	if got := showDue(showcase{}, s(3, 4, 0)); got != (due{explain: true, dryRun: true, wake: true}) {
+	if got := showDue(showcase{}, s(3, easv1alpha1.OutcomeWouldScale, 0)); got != (due{explain: true, dryRun: true, wake: true}) {
 		t.Errorf("scaled, would scale, at zero: due %+v, want all", got)
 	}
-	if got := showDue(showcase{explained: true, dryRunShown: true, enqueued: true}, s(3, 4, 0)); got != (due{}) {
+	if got := showDue(showcase{explained: true, dryRunShown: true, enqueued: true}, s(3, easv1alpha1.OutcomeWouldScale, 0)); got != (due{}) {
 		t.Errorf("everything shown once already: due %+v", got)
 	}
 	if got := showDue(showcase{}, sample{W: map[string]workloadState{}}); got != (due{}) {

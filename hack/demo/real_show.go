@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	easv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
 // showcase prints, once each and as they happen, what only Ebbflow does:
@@ -21,7 +23,7 @@ func (sc *showcase) step(ctx context.Context, d *realDemo, s sample, out io.Writ
 		d.printExplain(ctx, out, webEAS, fmt.Sprintf("ebbflow's Autoscaler scaled %s to %d: why, in its own words", webEAS, s.W[webEAS].Spec))
 	} else if due.dryRun {
 		sc.dryRunShown = true
-		d.printExplain(ctx, out, dryRun, fmt.Sprintf("the dry-run Autoscaler on %s would scale it to %d (the HPA has it at %d); it writes nothing", webHPA, s.W[dryRun].Desired, s.W[webHPA].Spec))
+		d.printExplain(ctx, out, dryRun, fmt.Sprintf("the dry-run Autoscaler on %s would scale it to %d; it writes nothing (kube-controller-manager's HPA has it at %d)", webHPA, s.W[dryRun].Desired, s.W[webHPA].Spec))
 	}
 	if showDue(*sc, s).wake {
 		sc.enqueued = true
@@ -34,13 +36,13 @@ func (sc *showcase) step(ctx context.Context, d *realDemo, s sample, out io.Writ
 type due struct{ explain, dryRun, wake bool }
 
 // showDue is pure: explain once web-ebbflow's Deployment was scaled above
-// one replica, the dry-run once it would scale above one, the wake once the
-// worker's Deployment is at zero.
+// one replica, the dry-run once its last decision is one it would have
+// written (WouldScale), the wake once the worker's Deployment is at zero.
 func showDue(sc showcase, s sample) due {
 	eas, dry, wk := s.W[webEAS], s.W[dryRun], s.W[worker]
 	return due{
 		explain: !sc.explained && eas.Seen && eas.Spec > 1,
-		dryRun:  !sc.dryRunShown && dry.Seen && dry.Desired > 1,
+		dryRun:  !sc.dryRunShown && dry.Seen && dry.Outcome == string(easv1alpha1.OutcomeWouldScale),
 		wake:    !sc.enqueued && wk.Seen && wk.Spec == 0,
 	}
 }
