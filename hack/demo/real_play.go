@@ -83,9 +83,12 @@ loop:
 }
 
 // conclude writes the plot and the summary and returns the verdict.
-func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, samples []sample, load map[string]loadgen.Result, wake *wakeResult, playErr error) error {
+func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, samples []sample, load map[string]loadResult, wake *wakeResult, playErr error) error {
 	for _, name := range []string{webHPA, webEAS} {
 		r := load[name]
+		if r.err != nil && playErr == nil {
+			fmt.Fprintf(out, "demo: load on %s: %v\n", name, r.err)
+		}
 		fmt.Fprintf(out, "demo: load on %-11s sent %d, ok %d, errors %d, dropped %d, p50 %v, p99 %v\n", name, r.Sent, r.OK, r.Errors, r.Dropped,
 			r.Latency.P50.Round(100*time.Microsecond), r.Latency.P99.Round(100*time.Microsecond))
 	}
@@ -120,22 +123,28 @@ func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, sampl
 	return nil
 }
 
+// loadResult is one load generator's result and error.
+type loadResult struct {
+	loadgen.Result
+	err error
+}
+
 // startLoad runs a bounded load generator per web Service with profile and
 // returns a channel that receives their results once all have ended.
-func (d *realDemo) startLoad(ctx context.Context, profile []loadgen.Step, bound time.Duration) <-chan map[string]loadgen.Result {
-	done := make(chan map[string]loadgen.Result, 1)
+func (d *realDemo) startLoad(ctx context.Context, profile []loadgen.Step, bound time.Duration) <-chan map[string]loadResult {
+	done := make(chan map[string]loadResult, 1)
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
 	)
-	res := map[string]loadgen.Result{}
+	res := map[string]loadResult{}
 	for _, name := range []string{webHPA, webEAS} {
-		url := d.webURLs[name] + "/"
+		url := d.urls[name] + "/"
 		wg.Go(func() {
-			r, _ := loadgen.Run(ctx, loadgen.Config{URL: url, Profile: profile, Concurrency: 16, DisableKeepAlives: true,
+			r, err := loadgen.Run(ctx, loadgen.Config{URL: url, Profile: profile, Concurrency: 16, DisableKeepAlives: true,
 				Timeout: 3 * time.Second, MaxRequests: maxRequests(profile), MaxDuration: bound})
 			mu.Lock()
-			res[name] = r
+			res[name] = loadResult{r, err}
 			mu.Unlock()
 		})
 	}

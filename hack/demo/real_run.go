@@ -21,9 +21,9 @@ import (
 type realDemo struct {
 	env      *kit.Env
 	cs       clients
-	pluginIn string // directory holding kubectl-ebbflow
-	queueURL string // the queue Service, http://ClusterIP
-	webURLs  map[string]string
+	pluginIn string            // directory holding kubectl-ebbflow
+	queueURL string            // the queue Service, http://ClusterIP
+	urls     map[string]string // every Service of the app, http://ClusterIP
 }
 
 // runReal is the whole real-node demo: the cluster with the real node, the
@@ -115,7 +115,7 @@ func (d *realDemo) deploy(ctx context.Context, out io.Writer) error {
 	if _, err := d.env.Kubectl(ctx, realManifests(), "apply", "-f", "-"); err != nil {
 		return err
 	}
-	d.webURLs = map[string]string{}
+	d.urls = map[string]string{}
 	for _, name := range []string{webHPA, webEAS, queue} {
 		if _, err := cluster.WaitDeploymentReady(ctx, d.cs.kube, realNS, name, 2*time.Minute); err != nil {
 			return err
@@ -124,9 +124,9 @@ func (d *realDemo) deploy(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		d.webURLs[name] = "http://" + ip
+		d.urls[name] = "http://" + ip
 	}
-	d.queueURL = d.webURLs[queue]
+	d.queueURL = d.urls[queue]
 	if _, err := d.env.Kubectl(ctx, workerManifests(d.queueURL), "apply", "-f", "-"); err != nil {
 		return err
 	}
