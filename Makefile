@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo demo-fake-nodes verify deps tools clean
 
 all: build
 
@@ -72,10 +72,22 @@ soak:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && EBBFLOW_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -timeout 2h -v -run '^TestAdapterSoak$$' ./test/e2e/ | tee _output/bench/soak-$$(date -u +%Y%m%dT%H%M%SZ).txt
 
-## demo: local cluster; HPAs and an ebbflow Autoscaler scale manifests/examples via ebbflow-adapter; plot in _output/demo/ (DEMO_FLAGS="--duration 3m")
+## demo: as root, the real thing on the local cluster's real node: the chart installed with helm from the images, the sample app under real HTTP load, an HPA and an ebbflow Autoscaler side by side, explain, dry-run, a worker to zero and back; plot in _output/demo/ (DEMO_FLAGS="--duration 2m"; DEMO_FLAGS=--fake-nodes for kwok's fake nodes without root)
 DEMO_FLAGS ?=
+ifneq (,$(findstring --fake-nodes,$(DEMO_FLAGS)))
+DEMO_DEPS := hack/build-tools.sh && hack/install-prometheus.sh
+else
+DEMO_DEPS := { [ "$$(id -u)" = 0 ] || { echo "make demo needs root (the real node: containerd, the kubelet, the pod network): run sudo make demo, or make demo-fake-nodes"; exit 1; }; } && \
+	hack/install-node.sh && hack/install-prometheus.sh && hack/build-tools.sh && hack/build-tools.sh kube-scheduler kubelet kube-proxy helm prometheus3
+endif
 demo:
-	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) run ./hack/demo $(DEMO_FLAGS)
+	$(DEMO_DEPS)
+	$(GO) run ./hack/demo $(DEMO_FLAGS)
+
+## demo-fake-nodes: the earlier demo without root: kwok's fake nodes, manifests/examples and simulated traffic (make demo DEMO_FLAGS=--fake-nodes)
+demo-fake-nodes:
+	hack/build-tools.sh && hack/install-prometheus.sh
+	$(GO) run ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
 E2E_PKGS := ./test/cluster/... ./test/thanostest/... ./test/e2e/... ./test/imagetest/...

@@ -9,6 +9,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	easv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
@@ -17,11 +18,15 @@ import (
 
 // workloadState is one Deployment and its HPA (or Autoscaler) at one moment.
 type workloadState struct {
-	Replicas int32  // Deployment status.replicas
-	Ready    int32  // Deployment status.readyReplicas
-	Desired  int32  // HPA (Autoscaler) status.desiredReplicas
-	Metric   string // the HPA's (Autoscaler's) current metric value as it sees it
-	Cond     string // HPA (Autoscaler) conditions, short form
+	Seen     bool    // the Deployment was read
+	Replicas int32   // Deployment status.replicas
+	Spec     int32   // Deployment spec.replicas (what the autoscaler wrote)
+	Ready    int32   // Deployment status.readyReplicas
+	Desired  int32   // HPA (Autoscaler) status.desiredReplicas
+	Metric   string  // the HPA's (Autoscaler's) current metric value as it sees it
+	Value    float64 // the same as a number (0 when there is none)
+	Cond     string  // HPA (Autoscaler) conditions, short form
+	Outcome  string  // the Autoscaler's last decision's outcome (ScaledUp, WouldScale, ...)
 }
 
 // sample is the state of the demo at one moment.
@@ -32,6 +37,13 @@ type sample struct {
 	Produce float64            // orders produced per second
 	Queue   float64            // orders waiting
 	W       map[string]workloadState
+}
+
+// watched is one autoscaling object the demo observes: an HPA, or an
+// ebbflow Autoscaler, named Name, and the Deployment it scales.
+type watched struct {
+	Name, Deployment string
+	Autoscaler       bool
 }
 
 // observe reads the simulator's status and every example Deployment and its
@@ -45,44 +57,68 @@ func observe(ctx context.Context, cs clients, st simulator.Status) sample {
 		s.Produce, s.Queue = q.Produce, q.Depth
 	}
 	for _, name := range workloads {
-		s.W[name] = observeWorkload(ctx, cs, name)
+		s.W[name] = observeWorkload(ctx, cs, namespace, watched{Name: name, Deployment: name, Autoscaler: name == webEbbflow})
 	}
 	return s
 }
 
-// observeWorkload reads one Deployment and its HPA, or for web-ebbflow its
-// Autoscaler (whose status is an HPA status). Errors reading one object are
-// shown in the conditions column, not returned: the table keeps going while
-// a component is briefly unavailable.
-func observeWorkload(ctx context.Context, cs clients, name string) workloadState {
+// observeWorkload reads one Deployment and its HPA or Autoscaler (whose
+// status is an HPA status). Errors reading one object are shown in the
+// conditions column, not returned: the table keeps going while a component
+// is briefly unavailable.
+func observeWorkload(ctx context.Context, cs clients, ns string, wd watched) workloadState {
 	var w workloadState
-	if d, err := cs.kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
-		w.Replicas, w.Ready = d.Status.Replicas, d.Status.ReadyReplicas
+	if d, err := cs.kube.AppsV1().Deployments(ns).Get(ctx, wd.Deployment, metav1.GetOptions{}); err == nil {
+		w.Seen, w.Replicas, w.Ready = true, d.Status.Replicas, d.Status.ReadyReplicas
+		if d.Spec.Replicas != nil {
+			w.Spec = *d.Spec.Replicas
+		}
 	} else {
 		w.Cond = "deployment: " + err.Error()
 	}
 	var h *autoscalingv2.HorizontalPodAutoscaler
-	if name == webEbbflow {
-		a, err := cs.eas.AutoscalingV1alpha1().Autoscalers(namespace).Get(ctx, name, metav1.GetOptions{})
+	if wd.Autoscaler {
+		a, err := cs.eas.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, wd.Name, metav1.GetOptions{})
 		if err != nil {
 			w.Cond = "autoscaler: " + err.Error()
 			return w
 		}
 		h = &autoscalingv2.HorizontalPodAutoscaler{Status: easv1alpha1.ToHPAStatus(&a.Status)}
+		if a.Status.LastDecision != nil {
+			w.Outcome = string(a.Status.LastDecision.Outcome)
+		}
 	} else {
 		var err error
-		if h, err = cs.kube.AutoscalingV2().HorizontalPodAutoscalers(namespace).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		if h, err = cs.kube.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, wd.Name, metav1.GetOptions{}); err != nil {
 			w.Cond = "hpa: " + err.Error()
 			return w
 		}
 	}
 	w.Desired, w.Metric, w.Cond = h.Status.DesiredReplicas, currentMetric(h), conditions(h)
+	w.Value = metricValue(h)
 	return w
 }
 
 // currentMetric returns the first current metric value of the HPA with one
 // decimal, or "-".
 func currentMetric(h *autoscalingv2.HorizontalPodAutoscaler) string {
+	if v := firstValue(h); v != nil {
+		return fmt.Sprintf("%.1f", v.AsApproximateFloat64())
+	}
+	return "-"
+}
+
+// metricValue is the first current metric value of the HPA, or 0.
+func metricValue(h *autoscalingv2.HorizontalPodAutoscaler) float64 {
+	if v := firstValue(h); v != nil {
+		return v.AsApproximateFloat64()
+	}
+	return 0
+}
+
+// firstValue is the first current metric value of the HPA (an average
+// value, else a value), or nil.
+func firstValue(h *autoscalingv2.HorizontalPodAutoscaler) *resource.Quantity {
 	for _, m := range h.Status.CurrentMetrics {
 		var v *autoscalingv2.MetricValueStatus
 		switch m.Type {
@@ -102,12 +138,12 @@ func currentMetric(h *autoscalingv2.HorizontalPodAutoscaler) string {
 		switch {
 		case v == nil:
 		case v.AverageValue != nil:
-			return fmt.Sprintf("%.1f", v.AverageValue.AsApproximateFloat64())
+			return v.AverageValue
 		case v.Value != nil:
-			return fmt.Sprintf("%.1f", v.Value.AsApproximateFloat64())
+			return v.Value
 		}
 	}
-	return "-"
+	return nil
 }
 
 // conditions summarises the HPA conditions: "ok" when ScalingActive is True,

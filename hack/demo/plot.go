@@ -24,10 +24,10 @@ type panel struct {
 	curves        []curve
 }
 
-// panels are the three charts: what is offered, what each replica sees
-// against its target, and the replica counts. Colours go by position, so
-// web-ebbflow's curves come last and the others keep theirs.
-func panels() []panel {
+// fakePanels are the fake-node demo's three charts: what is offered, what
+// each replica sees against its target, and the replica counts. Colours go
+// by position, so web-ebbflow's curves come last and the others keep theirs.
+func fakePanels() []panel {
 	per := func(w string) func(sample) float64 { return func(s sample) float64 { return s.PerPod[w] } }
 	reps := func(w string) func(sample) float64 {
 		return func(s sample) float64 { return float64(s.W[w].Replicas) }
@@ -61,8 +61,7 @@ func panels() []panel {
 }
 
 // writePlot draws the panels over the samples into a PNG at path.
-func writePlot(path string, samples []sample) error {
-	ps := panels()
+func writePlot(path string, samples []sample, ps []panel) error {
 	plots := make([]*plot.Plot, len(ps))
 	for i, pn := range ps {
 		p, err := buildPanel(pn, samples)

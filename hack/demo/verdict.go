@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 )
 
-// required are the workloads that must scale up and back down for the demo
-// to pass; the others are reported only.
+// required are the workloads of the fake-node demo that must scale up and
+// back down for it to pass; the others are reported only.
 var required = []string{"web", webEbbflow, "worker"}
 
 // outcome is how one workload's replica count moved during the demo.
@@ -50,11 +51,11 @@ func (o outcome) String() string {
 		o.Name, o.Start, o.Max, o.Final, o.Up, o.Down)
 }
 
-// verdict judges every workload and returns an error naming the required
-// ones that did not scale up and back down.
-func verdict(samples []sample) ([]outcome, error) {
+// verdict judges every named workload and returns an error naming the
+// required ones that did not scale up and back down.
+func verdict(samples []sample, names, required []string) ([]outcome, error) {
 	var outs []outcome
-	for _, name := range workloads {
+	for _, name := range names {
 		outs = append(outs, judge(samples, name))
 	}
 	var errs []error
@@ -70,7 +71,7 @@ func verdict(samples []sample) ([]outcome, error) {
 
 // settled reports whether every required workload has scaled up during the
 // demo and is now back at its starting replica count, with its HPA agreeing.
-func settled(samples []sample) bool {
+func settled(samples []sample, required []string) bool {
 	if len(samples) == 0 {
 		return false
 	}
@@ -96,12 +97,12 @@ func sequence(samples []sample, f func(sample) int32) []int32 {
 	return out
 }
 
-// printComparison writes the replica and desired-replica sequences of web
-// (kube-controller-manager's HPA) and web-ebbflow (ebbflow's Autoscaler with
-// the same spec and the same load) and whether they are equal. They are
+// printComparison writes the replica and desired-replica sequences of hpa
+// (scaled by kube-controller-manager's HPA) and eas (by ebbflow's Autoscaler
+// with the same spec and the same load) and whether they are equal. They are
 // reported, not judged: the two controllers sync at different moments of the
 // same period, so a step may be seen one sample apart.
-func printComparison(w io.Writer, samples []sample) {
+func printComparison(w io.Writer, samples []sample, hpa, eas string) {
 	for _, field := range []struct {
 		name string
 		f    func(workloadState) int32
@@ -109,14 +110,72 @@ func printComparison(w io.Writer, samples []sample) {
 		{"replicas", func(ws workloadState) int32 { return ws.Replicas }},
 		{"desired", func(ws workloadState) int32 { return ws.Desired }},
 	} {
-		web := sequence(samples, func(s sample) int32 { return field.f(s.W["web"]) })
-		eas := sequence(samples, func(s sample) int32 { return field.f(s.W[webEbbflow]) })
-		fmt.Fprintf(w, "demo: %s web         (kube-controller-manager HPA): %v\n", field.name, web)
-		fmt.Fprintf(w, "demo: %s web-ebbflow (ebbflow Autoscaler):          %v\n", field.name, eas)
-		equal := slices.Equal(web, eas)
+		web := sequence(samples, func(s sample) int32 { return field.f(s.W[hpa]) })
+		easSeq := sequence(samples, func(s sample) int32 { return field.f(s.W[eas]) })
+		fmt.Fprintf(w, "demo: %s %-11s (kube-controller-manager HPA): %v\n", field.name, hpa, web)
+		fmt.Fprintf(w, "demo: %s %-11s (ebbflow Autoscaler):          %v\n", field.name, eas, easSeq)
+		equal := slices.Equal(web, easSeq)
 		fmt.Fprintf(w, "demo: %s sequences equal: %t\n", field.name, equal)
 		if !equal {
 			fmt.Fprintln(w, "demo:   (the controllers evaluate at different moments of the sync period while the load ramps, and each then sees its own pods' rate; test/e2e compares decisions on identical metrics)")
 		}
 	}
+}
+
+// zeroWake is how a workload scaled to zero by its Autoscaler moved: the
+// first time its Deployment's spec.replicas reached 0, the first time it
+// was set above 0 again after that, and whether it went back to 0 later.
+type zeroWake struct {
+	Name              string
+	ReachedZero, Woke bool
+	ZeroAt, WokeAt    time.Duration // sample times
+	BackToZero        bool
+	PeakAfterWake     int32
+}
+
+// judgeZeroWake returns how name moved through zero over the samples; it
+// reads spec.replicas, what the autoscaler wrote.
+func judgeZeroWake(samples []sample, name string) zeroWake {
+	z := zeroWake{Name: name}
+	for _, s := range samples {
+		ws, ok := s.W[name]
+		if !ok || !ws.Seen {
+			continue // its Deployment was not read
+		}
+		switch {
+		case !z.ReachedZero:
+			if ws.Spec == 0 {
+				z.ReachedZero, z.ZeroAt = true, s.T
+			}
+		case !z.Woke:
+			if ws.Spec > 0 {
+				z.Woke, z.WokeAt, z.PeakAfterWake = true, s.T, ws.Spec
+			}
+		default:
+			z.PeakAfterWake = max(z.PeakAfterWake, ws.Spec)
+			if ws.Spec == 0 {
+				z.BackToZero = true
+			}
+		}
+	}
+	return z
+}
+
+func (z zeroWake) String() string {
+	if !z.ReachedZero {
+		return fmt.Sprintf("%-11s never went to zero", z.Name)
+	}
+	if !z.Woke {
+		return fmt.Sprintf("%-11s went to zero at %v and never woke", z.Name, fmtDur(z.ZeroAt))
+	}
+	return fmt.Sprintf("%-11s went to zero at %v, woke at %v (up to %d), back to zero: %t",
+		z.Name, fmtDur(z.ZeroAt), fmtDur(z.WokeAt), z.PeakAfterWake, z.BackToZero)
+}
+
+// err is nil when the workload went to zero and woke.
+func (z zeroWake) err() error {
+	if z.ReachedZero && z.Woke {
+		return nil
+	}
+	return fmt.Errorf("%s did not go to zero and wake: %v", z.Name, z)
 }

@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,61 +9,16 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/ebbflow/ebbflow/test/realnode/kit"
 )
 
-const (
-	release     = "ebbflow"
-	chartNS     = "ebbflow-system"
-	appNS       = "shop"
-	adapterDepl = "ebbflow-adapter"
-	scalerDepl  = "ebbflow-autoscaler"
-	// The chart's APIServices with resourceMetrics on.
-	apiCustom1, apiCustom2, apiExternal, apiResource = "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io",
-		"v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"
-)
-
-// chartValues are the values a user on this cluster would set: where
-// Prometheus is, fast relists and syncs for a test, the rules of the sample
-// app (requests per second, queue depth) and resource metrics from the
-// kubelet's /metrics/resource. Everything else is the chart's default.
-func chartValues(externalRules string) string {
-	return fmt.Sprintf(`prometheus:
-  url: http://%s
-  port: %d
-adapter:
-  metricsRelistInterval: 10s
-  resourceMetrics: {enabled: true}
-autoscaler:
-  extraArguments: [--horizontal-pod-autoscaler-sync-period=5s]
-rules:
-  default: false
-  custom:
-  - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
-    resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
-    name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-    metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
-  external:%s
-  resource:
-    cpu:
-      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
-      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[30s]))'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    memory:
-      containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"})'
-      nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    window: 30s
-`, env.c.PodPrometheusHost(), env.c.PodPrometheusPort(), externalRules)
-}
+// chartValues are the values of kit.ChartValues with the given external
+// rules.
+func chartValues(externalRules string) string { return env.ChartValues(externalRules) }
 
 // queueRule is the external rule of the sample app's queue.
-const queueRule = `
-  - seriesQuery: 'queue_messages_ready{namespace!=""}'
-    resources: {namespaced: false}
-    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace)'
-`
+const queueRule = kit.QueueRule
 
 // TestChartOnRealNode installs the chart as a user does and walks through
 // what only a real install shows, in order: pods Ready through their own
@@ -153,7 +107,7 @@ func checkAPIsAnswered(ctx context.Context, t *testing.T) {
 
 // leaseHolder returns the holder of the autoscaler's leader-election Lease.
 func leaseHolder(ctx context.Context) (string, *coordinationv1.Lease, error) {
-	l, err := env.c.Client().CoordinationV1().Leases(chartNS).Get(ctx, scalerDepl, metav1.GetOptions{})
+	l, err := env.C.Client().CoordinationV1().Leases(chartNS).Get(ctx, scalerDepl, metav1.GetOptions{})
 	if err != nil {
 		return "", nil, err
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/ebbflow/ebbflow/test/realnode/kit"
 )
 
 // checkTopAgreesWithKubelet compares the memory `kubectl top pods` shows
@@ -35,7 +37,7 @@ func checkTopAgreesWithKubelet(ctx context.Context, t *testing.T) {
 		}
 		top[f[0]] = mib
 	}
-	body, err := env.c.Client().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/ebbflow-node/proxy/metrics/resource").DoRaw(ctx)
+	body, err := env.C.Client().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/ebbflow-node/proxy/metrics/resource").DoRaw(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func testLeaderHandover(ctx context.Context, t *testing.T) {
 	}
 	pod := strings.SplitN(holder, "_", 2)[0]
 	t0 := time.Now()
-	if err := env.c.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+	if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete leader pod %s (holder %s): %v", pod, holder, err)
 	}
 	var next string
@@ -128,7 +130,7 @@ func testUpgradeRules(ctx context.Context, t *testing.T) {
 
 // queueApp is the sample app's queue: its queue_messages_ready is the
 // external metric of queueRule.
-var queueApp = strings.ReplaceAll(strings.ReplaceAll(sampleApp("queue", "1ms"), "--mode=serve", "--mode=queue"), "--cpu-per-request=1ms, ", "")
+var queueApp = kit.SampleApp(appNS, "queue", "--mode=queue")
 
 // podUIDs maps the chart's pods matching selector to their UID and restarts.
 func podUIDs(ctx context.Context, t *testing.T, selector string) map[string]string {

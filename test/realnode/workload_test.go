@@ -11,57 +11,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ebbflow/ebbflow/test/loadgen"
+	"github.com/ebbflow/ebbflow/test/realnode/kit"
 )
 
-// sampleApp is a Deployment of the sample app's HTTP server (restricted
-// Pod Security: non-root, no capabilities, read-only root, RuntimeDefault
-// seccomp) with a Service; Prometheus scrapes its pods by annotation.
+// sampleApp is a Deployment of the sample app's HTTP server burning
+// cpuPerRequest per request, with a Service (kit.SampleApp).
 func sampleApp(name, cpuPerRequest string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-      annotations: {prometheus.io/scrape: "true", prometheus.io/port: "8080"}
-    spec:
-      terminationGracePeriodSeconds: 5
-      securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
-      containers:
-      - name: app
-        image: %[3]s
-        imagePullPolicy: Never
-        args: [--mode=serve, --cpu-per-request=%[4]s, --shutdown-delay=1s]
-        ports: [{name: http, containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /readyz, port: http}, periodSeconds: 1}
-        resources: {requests: {cpu: 20m, memory: 16Mi}, limits: {memory: 64Mi}}
-        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  selector: {app: %[1]s}
-  ports: [{name: http, port: 80, targetPort: http}]
-`, name, appNS, sampleAppImage, cpuPerRequest)
+	return kit.SampleApp(appNS, name, "--mode=serve", "--cpu-per-request="+cpuPerRequest)
 }
 
 // scalingSpec is the same spec for the HPA and the Autoscaler: 4 requests
 // per second per pod, 1..6 replicas, a short scale-down window for a test.
-const scalingSpec = `  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}
-  minReplicas: 1
-  maxReplicas: 6
-  metrics:
-  - type: Pods
-    pods:
-      metric: {name: http_requests_per_second}
-      target: {type: AverageValue, averageValue: "4"}
-  behavior:
-    scaleDown: {stabilizationWindowSeconds: 15}
-`
+func scalingSpec(target string) string { return kit.ScalingSpec(target, 4, 6, 15) }
 
 // testWorkload sends real HTTP requests through the Services of two copies
 // of the sample app, one scaled by kube-controller-manager's HPA and one by
@@ -71,10 +32,8 @@ const scalingSpec = `  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, n
 // the kubelet.
 func testWorkload(ctx context.Context, t *testing.T) {
 	manifests := sampleApp("web-hpa", "2ms") + "---\n" + sampleApp("web-ebbflow", "2ms") + "---\n" + sampleApp("web-cpu", "15ms") +
-		"---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web-hpa, namespace: " + appNS + "}\nspec:\n" +
-		fmt.Sprintf(scalingSpec, "web-hpa") +
-		"---\napiVersion: autoscaling.ebbflow.dev/v1alpha1\nkind: Autoscaler\nmetadata: {name: web-ebbflow, namespace: " + appNS + "}\nspec:\n" +
-		fmt.Sprintf(scalingSpec, "web-ebbflow") + cpuHPA
+		"---\n" + kit.HPA(appNS, "web-hpa", scalingSpec("web-hpa")) +
+		"---\n" + kit.Autoscaler(appNS, "web-ebbflow", scalingSpec("web-ebbflow")) + cpuHPA
 	kubectl(ctx, t, manifests, "apply", "-f", "-")
 	for _, d := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
 		waitDeploymentReady(ctx, t, appNS, d, 2*time.Minute)
@@ -146,11 +105,11 @@ spec:
 
 func serviceIP(ctx context.Context, t *testing.T, name string) string {
 	t.Helper()
-	s, err := env.c.Client().CoreV1().Services(appNS).Get(ctx, name, metav1.GetOptions{})
+	ip, err := env.ServiceIP(ctx, appNS, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.Spec.ClusterIP
+	return ip
 }
 
 // replicaTimeline is the Deployments' spec.replicas sampled every second.
@@ -166,7 +125,7 @@ func watchReplicas(ctx context.Context, names []string, d time.Duration) replica
 	for time.Now().Before(end) && ctx.Err() == nil {
 		now := map[string]int32{}
 		for _, n := range names {
-			dep, err := env.c.Client().AppsV1().Deployments(appNS).Get(ctx, n, metav1.GetOptions{})
+			dep, err := env.C.Client().AppsV1().Deployments(appNS).Get(ctx, n, metav1.GetOptions{})
 			if err == nil && dep.Spec.Replicas != nil {
 				now[n] = *dep.Spec.Replicas
 			}
@@ -221,7 +180,7 @@ func killAdapterPods(ctx context.Context, t *testing.T, delay time.Duration) ada
 	o := adapterOutage{killed: time.Now()}
 	zero := int64(0)
 	for _, p := range pods {
-		if err := env.c.Client().CoreV1().Pods(chartNS).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Errorf("delete adapter pod %s: %v", p.Name, err)
 		}
 	}
@@ -235,7 +194,7 @@ func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, ti
 	t.Helper()
 	var got int32
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		dep, err := env.c.Client().AppsV1().Deployments(appNS).Get(ctx, name, metav1.GetOptions{})
+		dep, err := env.C.Client().AppsV1().Deployments(appNS).Get(ctx, name, metav1.GetOptions{})
 		if err != nil || dep.Spec.Replicas == nil {
 			return false, nil
 		}

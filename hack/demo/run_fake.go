@@ -23,9 +23,10 @@ import (
 // readyTimeout bounds the wait for the example pods after they are created.
 const readyTimeout = 90 * time.Second
 
-// run is the whole demo. Everything it starts is stopped before it returns,
-// on success, failure and cancellation (Ctrl-C) alike.
-func run(ctx context.Context, o options, out io.Writer) (err error) {
+// runFake is the whole fake-node demo (--fake-nodes). Everything it starts
+// is stopped before it returns, on success, failure and cancellation
+// (Ctrl-C) alike.
+func runFake(ctx context.Context, o options, out io.Writer) (err error) {
 	began := time.Now()
 	defer func() { fmt.Fprintf(out, "demo: wall time %v\n", time.Since(began).Round(time.Second)) }()
 	if err := ensurePrometheus(ctx, out); err != nil {
@@ -88,7 +89,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 
 	if len(samples) > 1 {
 		path := filepath.Join(o.output, "demo.png")
-		if err := writePlot(path, samples); err != nil {
+		if err := writePlot(path, samples, fakePanels()); err != nil {
 			return errors.Join(playErr, simErr, err)
 		}
 		abs, _ := filepath.Abs(path)
@@ -97,11 +98,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err := errors.Join(playErr, simErr); err != nil {
 		return err
 	}
-	outs, verdictErr := verdict(samples)
+	outs, verdictErr := verdict(samples, workloads, required)
 	for _, oc := range outs {
 		fmt.Fprintf(out, "demo: %v\n", oc)
 	}
-	printComparison(out, samples)
+	printComparison(out, samples, "web", webEbbflow)
 	if verdictErr != nil {
 		return verdictErr
 	}
@@ -152,7 +153,7 @@ func play(ctx context.Context, o options, c clients, sim *simulator.Simulator, o
 				printRow(out, s)
 				lastPrint, rows = now, rows+1
 			}
-			if s.T >= o.duration && (settled(samples) || s.T >= o.duration+o.settle) {
+			if s.T >= o.duration && (settled(samples, required) || s.T >= o.duration+o.settle) {
 				if lastPrint != now {
 					printRow(out, s)
 				}

@@ -1,0 +1,119 @@
+package kit
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ChartValues are the values a user on this cluster would set: where
+// Prometheus is, fast relists and syncs, the rules of the sample app
+// (requests per second; externalRules, a YAML list indented for the
+// `external:` key, e.g. " []" or QueueRule) and resource metrics from the
+// kubelet's /metrics/resource. Everything else is the chart's default.
+func (e *Env) ChartValues(externalRules string) string {
+	return fmt.Sprintf(`prometheus:
+  url: http://%s
+  port: %d
+adapter:
+  metricsRelistInterval: 10s
+  resourceMetrics: {enabled: true}
+autoscaler:
+  extraArguments: [--horizontal-pod-autoscaler-sync-period=5s]
+rules:
+  default: false
+  custom:
+  - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
+    resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
+    name: {matches: "^(.*)_total$", as: "${1}_per_second"}
+    metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
+  external:%s
+  resource:
+    cpu:
+      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
+      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[30s]))'
+      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+      containerLabel: container
+    memory:
+      containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"})'
+      nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
+      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
+      containerLabel: container
+    window: 30s
+`, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules)
+}
+
+// QueueRule is the external rule of the sample app's queue
+// (queue_messages_ready, summed by namespace), for ChartValues.
+const QueueRule = `
+  - seriesQuery: 'queue_messages_ready{namespace!=""}'
+    resources: {namespaced: false}
+    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (namespace)'
+`
+
+// SampleApp is a Deployment of the sample app (restricted Pod Security:
+// non-root, no capabilities, read-only root, RuntimeDefault seccomp) in
+// namespace ns with one replica and a Service on port 80; Prometheus scrapes
+// its pods by annotation. args are the program's flags, e.g.
+// "--mode=serve", "--cpu-per-request=2ms".
+func SampleApp(ns, name string, args ...string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+      annotations: {prometheus.io/scrape: "true", prometheus.io/port: "8080"}
+    spec:
+      terminationGracePeriodSeconds: 5
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: app
+        image: %[3]s
+        imagePullPolicy: Never
+        args: [%[4]s]
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /readyz, port: http}, periodSeconds: 1}
+        resources: {requests: {cpu: 20m, memory: 16Mi}, limits: {memory: 64Mi}}
+        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{name: http, port: 80, targetPort: http}]
+`, name, ns, SampleAppImage, strings.Join(append(args, "--shutdown-delay=1s"), ", "))
+}
+
+// ScalingSpec is the spec (indented for `spec:`) shared by an HPA and an
+// Autoscaler scaling the Deployment target on the sample app's
+// http_requests_per_second: perPod requests per second per pod, 1..max
+// replicas, a scale-down stabilization window of downWindow seconds.
+func ScalingSpec(target string, perPod, maxReplicas, downWindow int) string {
+	return fmt.Sprintf(`  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}
+  minReplicas: 1
+  maxReplicas: %d
+  metrics:
+  - type: Pods
+    pods:
+      metric: {name: http_requests_per_second}
+      target: {type: AverageValue, averageValue: "%d"}
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: %d}
+`, target, maxReplicas, perPod, downWindow)
+}
+
+// HPA is an autoscaling/v2 HorizontalPodAutoscaler named name in ns with
+// spec (indented for `spec:`).
+func HPA(ns, name, spec string) string {
+	return fmt.Sprintf("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s, namespace: %s}\nspec:\n%s", name, ns, spec)
+}
+
+// Autoscaler is an ebbflow Autoscaler named name in ns with spec (indented
+// for `spec:`).
+func Autoscaler(ns, name, spec string) string {
+	return fmt.Sprintf("apiVersion: autoscaling.ebbflow.dev/v1alpha1\nkind: Autoscaler\nmetadata: {name: %s, namespace: %s}\nspec:\n%s", name, ns, spec)
+}
