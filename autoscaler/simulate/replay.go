@@ -21,8 +21,10 @@ type replay struct {
 	// perPod are the per-pod on-target usages of Resource metrics (see
 	// perPodTarget); 0 for other metrics.
 	perPod []float64
-	fleet  *fleet
-	hist   evaluation.History
+	// units are the per-pod target loads the score divides by (unitLoads).
+	units []float64
+	fleet *fleet
+	hist  evaluation.History
 	// status is the autoscaler's status, carried from step to step as the
 	// API server would.
 	status       autoscalingv2.HorizontalPodAutoscalerStatus
@@ -64,6 +66,7 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 			r.perPod[i], _ = perPodTarget(r.kinds[i], m, cfg.Template) // validated
 		}
 	}
+	r.units = unitLoads(&spec, r.kinds, r.perPod)
 	return r
 }
 
@@ -75,7 +78,7 @@ func (r *replay) step(i int) Step {
 	n := len(r.spec.HPA.Metrics)
 	current := r.fleet.replicas()
 	ready := r.fleet.observe(now)
-	out := Step{Time: now, Current: current, Ready: ready,
+	out := Step{Time: now, Current: current, Ready: ready, Needed: needed(r.series, r.units, i),
 		Values: r.values[i*n : (i+1)*n], Ratios: r.ratios[i*n : (i+1)*n]}
 	in := evaluation.Input{
 		Spec: r.spec, Settings: r.cfg.Settings, Namespace: r.cfg.Namespace, Status: r.status,
