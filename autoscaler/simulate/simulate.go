@@ -143,6 +143,9 @@ func ValidateMetrics(spec *evaluation.Spec, template *replicas.Pod) error {
 			return err
 		}
 	}
+	if err := validateForecast(spec); err != nil {
+		return err
+	}
 	for i, m := range spec.HPA.Metrics {
 		kind, err := evaluation.Classify(m)
 		if err != nil {
