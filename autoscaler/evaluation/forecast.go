@@ -18,7 +18,7 @@ import (
 const (
 	// DefaultForecastMethod is the method chosen on the replays of real
 	// traffic (docs/benchmarks.md#forecasts-on-real-traffic).
-	DefaultForecastMethod = forecast.SeasonalMax
+	DefaultForecastMethod = forecast.LevelCorrected
 	// DefaultPodStartup is the pod start-up a forecast's default lead
 	// covers; DefaultSyncPeriod the sync period added to it (upstream's
 	// --horizontal-pod-autoscaler-sync-period default).

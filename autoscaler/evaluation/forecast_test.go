@@ -87,7 +87,7 @@ func TestForecastFloor(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var h History
-			in := forecastInput(&h, c.current, c.value, &v1alpha1.MetricForecast{Lead: lead}, c.hist)
+			in := forecastInput(&h, c.current, c.value, &v1alpha1.MetricForecast{Lead: lead, Method: "SeasonalMax"}, c.hist)
 			if c.failed {
 				in.Readings[0].FetchErr, in.Readings[0].Values = errors.New("prometheus is down"), nil
 			}
@@ -117,7 +117,7 @@ func TestForecastFloor(t *testing.T) {
 // rescale reason.
 func TestForecastFloorThroughBehaviors(t *testing.T) {
 	var h History
-	in := forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}}, dailyPeak(3, 20, 90))
+	in := forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}, Method: "SeasonalMax"}, dailyPeak(3, 20, 90))
 	res := Evaluate(in)
 	if res.Desired != 4 || !strings.HasPrefix(res.Decision.RescaleReason, "forecast of queue: 90") {
 		t.Errorf("desired %d reason %q, want the default limit 4 and the forecast as the reason", res.Desired, res.Decision.RescaleReason)

@@ -61,7 +61,7 @@ const (
 )
 
 // ForecastMethod is how a forecast is computed.
-// +kubebuilder:validation:Enum=SeasonalMax;LevelCorrected;SeasonalNaive;HoltWinters
+// +kubebuilder:validation:Enum=LevelCorrected;SeasonalMax;SeasonalNaive;HoltWinters
 type ForecastMethod string
 
 // MetricForecast configures a metric's forecast.
@@ -71,8 +71,10 @@ type MetricForecast struct {
 	Season ForecastSeason `json:"season,omitempty"`
 
 	// method is how the forecast is computed from the past seasons (see
-	// docs/forecast.md; default SeasonalMax: the peak of each of the last
-	// four seasons around the target time, then the second largest).
+	// docs/forecast.md; default LevelCorrected, chosen on replays of real
+	// traffic: the median over the last four seasons of the value around
+	// the target time, each scaled by the recent level over that season's
+	// level at the same time).
 	// +optional
 	Method ForecastMethod `json:"method,omitempty"`
 
