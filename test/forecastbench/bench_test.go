@@ -3,7 +3,6 @@ package forecastbench
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,14 +13,6 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
-
-// tracesDir holds the shared traces (EBBFLOW_TRACES overrides it).
-func tracesDir() string {
-	if d := os.Getenv("EBBFLOW_TRACES"); d != "" {
-		return d
-	}
-	return "/work/shared/traces"
-}
 
 // backfilled backfills traces into a new real Prometheus and returns it
 // with the placed traces, each ending an hour ago.

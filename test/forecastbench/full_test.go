@@ -52,3 +52,11 @@ func TestForecastBenchFull(t *testing.T) {
 		}
 	}
 }
+
+// tracesDir holds the shared traces (EBBFLOW_TRACES overrides it).
+func tracesDir() string {
+	if d := os.Getenv("EBBFLOW_TRACES"); d != "" {
+		return d
+	}
+	return "/work/shared/traces"
+}
