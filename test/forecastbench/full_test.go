@@ -15,7 +15,8 @@ import (
 // TestForecastBenchFull replays the first 9 weeks of each trace (NASA: its
 // 62 days) at one-minute steps, pod start-ups of 60 and 120 s, the reactive
 // HPA at 8 targets and every forecast method at 3, and writes the tables
-// (`make bench-forecast`; EBBFLOW_FORECAST_BENCH_OUT names the file).
+// (`make bench-forecast`; EBBFLOW_FORECAST_BENCH_OUT names the file, and
+// the plot of the 120 s start-up goes next to it, .png for .md).
 func TestForecastBenchFull(t *testing.T) {
 	const peakPods, capacity = 40, 100.0
 	grids := map[string]Grid{}
@@ -31,6 +32,7 @@ func TestForecastBenchFull(t *testing.T) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "Forecast bench: %s, 1-minute steps (the sync period), peak = %d pods of capacity %.0f, daily season, lead = start-up + 1 step, first 7 days not scored.\n",
 		time.Now().UTC().Format(time.RFC3339), peakPods, capacity)
+	var panels []Panel
 	for _, tr := range traces {
 		p := placed[tr.Name]
 		series := readBack(t, prom.URL(), p, peakPods*capacity)
@@ -43,11 +45,17 @@ func TestForecastBenchFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			WriteTable(&out, fmt.Sprintf("**%s**, start-up %v (%d replays in %v)", tr.Name, startup, len(rows)-1, time.Since(began).Round(time.Second)), rows)
+			if startup == 120*time.Second {
+				panels = append(panels, Panel{Title: fmt.Sprintf("%s, pod start-up %v", tr.Name, startup), Rows: rows})
+			}
 		}
 	}
 	t.Log(out.String())
 	if f := os.Getenv("EBBFLOW_FORECAST_BENCH_OUT"); f != "" {
 		if err := os.WriteFile(f, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := WritePlot(strings.TrimSuffix(f, ".md")+".png", panels); err != nil {
 			t.Fatal(err)
 		}
 	}
