@@ -74,6 +74,7 @@ func TestForecastBenchShort(t *testing.T) {
 	prom, placed := backfilled(t, map[string]Grid{tr.Name: g})
 	p := placed[tr.Name]
 	series := readBack(t, prom.URL(), p, peakPods*capacity)
+	t.Run("ebbflow simulate", func(t *testing.T) { simulateWithForecast(t, prom.URL(), p) })
 	s := Setup{Capacity: capacity, Targets: []float64{1, 0.9, 0.8}, ForecastTargets: []float64{1, 0.9},
 		Methods: []forecast.Method{evaluation.DefaultForecastMethod}, Season: "Daily",
 		Step: time.Minute, Startup: 90 * time.Second, Warmup: 5 * forecast.Daily, MaxReplicas: 100}
