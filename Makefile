@@ -7,9 +7,9 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
-INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/...
+INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover soak demo demo-fake-nodes verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover bench-forecast soak demo demo-fake-nodes verify deps tools clean
 
 all: build
 
@@ -42,10 +42,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCanName$$' -fuzztime $(FUZZTIME) ./adapter/naming/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./autoscaler/proportional/
+	$(GO) test -run '^$$' -fuzz '^FuzzForecast$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
 
 ## bench: benchmarks; results go to _output/bench/ (see docs/benchmarks.md)
 bench:
 	hack/bench.sh
+
+## bench-forecast: the traces of EBBFLOW_TRACES (default /work/shared/traces) backfilled into a real Prometheus and replayed: reactive HPA, forecasts, oracle; table in _output/bench/ (see docs/benchmarks.md)
+bench-forecast: deps
+	@mkdir -p _output/bench
+	out=_output/bench/forecast-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_FORECAST_BENCH_OUT=$$PWD/$$out $(GO) test -tags forecastbench -count=1 -timeout 60m -v -run '^TestForecastBenchFull$$' ./test/forecastbench/ && echo "table in $$out"
 
 ## bench-cluster: kube-controller-manager's HPA controller and ebbflow-autoscaler (drop-in) one after the other on the local cluster against a 100 ms external metrics API; report in _output/bench/ (EBBFLOW_BENCH_N, _WORKERS, _VARIANTS, _WINDOW, _CONTROLLERS, _SETUP_QPS; see docs/benchmarks.md)
 bench-cluster:

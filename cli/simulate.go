@@ -29,6 +29,7 @@ type simulateOptions struct {
 	output          string
 	plot            string
 	podStartup      time.Duration
+	warmup          time.Duration
 	initialReplicas int32
 	actualQuery     string
 	namespace       string
@@ -117,6 +118,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: table (summary and changes) or json (every step).")
 	fs.StringVar(&o.plot, "plot", "", "Also write a PNG plot (metric against target, actual and simulated replicas per spec) to this file.")
 	fs.DurationVar(&o.podStartup, "pod-startup", o.podStartup, "Time a new simulated pod takes to become ready.")
+	fs.DurationVar(&o.warmup, "warmup", 0, "Also replay this much history before the range, neither shown nor scored: the autoscaler's state and the forecasts' past seasons (e.g. 96h: four seasons of a daily forecast).")
 	fs.Int32Var(&o.initialReplicas, "initial-replicas", o.initialReplicas, "Replicas before the first evaluation; -1: the actual replicas at the start when Prometheus has them, else minReplicas (at least 1).")
 	fs.StringVar(&o.actualQuery, "actual-query", "", "PromQL of the actual replica count (default: kube-state-metrics' replicas of the scale target).")
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of the specs (default: their metadata.namespace, else default).")
@@ -156,6 +158,9 @@ func (o *simulateOptions) validate() []error {
 	}
 	if o.podStartup < 0 {
 		errs = append(errs, errors.New("--pod-startup must not be negative"))
+	}
+	if o.warmup < 0 {
+		errs = append(errs, errors.New("--warmup must not be negative"))
 	}
 	if o.initialReplicas < -1 {
 		errs = append(errs, errors.New("--initial-replicas must be -1 (automatic) or a replica count"))

@@ -27,7 +27,11 @@ type replayed struct {
 
 func (o *simulateOptions) run(cmd *cobra.Command) error {
 	ctx := cmd.Context()
-	rng, err := o.timeRange()
+	shown, err := o.timeRange()
+	if err != nil {
+		return err
+	}
+	rng, warm, err := withWarmup(shown, o.warmup)
 	if err != nil {
 		return err
 	}
@@ -77,15 +81,15 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		out = append(out, r)
+		out = append(out, trimWarmup(r, warm, rng.Step, o.podStartup))
 	}
 	if o.plot != "" {
-		if err := writeSimulationPlot(o.plot, out, rng); err != nil {
+		if err := writeSimulationPlot(o.plot, out, shown); err != nil {
 			return err
 		}
 	}
 	if o.output == "json" {
-		return writeSimulationJSON(cmd.OutOrStdout(), out, rng)
+		return writeSimulationJSON(cmd.OutOrStdout(), out, shown)
 	}
 	writeSimulationTable(cmd.OutOrStdout(), out, rng.Step)
 	return nil

@@ -52,7 +52,7 @@ func (s *Server) args() []string {
 		"--web.enable-lifecycle",
 		"--web.enable-admin-api",
 		// Tests run for minutes; a short retention keeps compaction trivial.
-		"--storage.tsdb.retention.time=1d",
+		"--storage.tsdb.retention.time=" + promDuration(s.opts.Retention),
 		"--query.lookback-delta=" + promDuration(s.opts.LookbackDelta),
 		"--log.level=info",
 	}

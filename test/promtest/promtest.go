@@ -80,6 +80,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// ExtraArgs are appended to the Prometheus command line.
 	ExtraArgs []string
+	// Retention is --storage.tsdb.retention.time; default 1d. Backfilled
+	// history older than a day before its newest sample needs more.
+	Retention time.Duration
 	// ExternalLabels are the global external_labels (e.g. the replica label of
 	// a highly available pair behind Thanos).
 	ExternalLabels map[string]string
@@ -91,6 +94,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LookbackDelta <= 0 {
 		o.LookbackDelta = 5 * time.Minute
+	}
+	if o.Retention <= 0 {
+		o.Retention = 24 * time.Hour
 	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 30 * time.Second

@@ -1,0 +1,186 @@
+package forecastbench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
+	"github.com/ebbflow/ebbflow/autoscaler/simulate"
+)
+
+// Setup is one replay setting of a trace.
+type Setup struct {
+	// Capacity is the load one pod serves (the trace is scaled to a peak of
+	// PeakPods × Capacity); the score needs ceil(load / Capacity) ready pods.
+	Capacity float64
+	// Targets are the reactive HPA's targets as fractions of Capacity;
+	// ForecastTargets those of the forecast variants, one per Method.
+	Targets, ForecastTargets []float64
+	Methods                  []forecast.Method
+	// Season is the forecasts' season.
+	Season v1alpha1.ForecastSeason
+	// Step is the sync period; Startup the pods' start-up. The forecasts'
+	// lead is Startup + Step.
+	Step, Startup time.Duration
+	// Warmup is the time at the start of the replay that is replayed but
+	// not scored (the forecasts' first seasons).
+	Warmup      time.Duration
+	MaxReplicas int32
+}
+
+// Row is one replay's score after the warm-up.
+type Row struct {
+	// Variant is "reactive", "oracle" or a forecast method.
+	Variant string
+	// Target is the fraction of Capacity the HPA keeps each pod at.
+	Target          float64
+	ReplicaHours    float64
+	ShortPodSeconds float64
+}
+
+// Replay replays series (the trace read back from Prometheus, starting at
+// start) with every variant of s and returns their scores, the reactive
+// ones first, then the forecasts, then the oracle.
+func Replay(name string, series simulate.Series, start time.Time, s Setup) ([]Row, error) {
+	cfg := simulate.Config{Start: start, Step: s.Step, Steps: len(series.Values), InitialReplicas: 1,
+		PodStartup: s.Startup, Settings: evaluation.DefaultSettings()}
+	warm := int(s.Warmup / s.Step)
+	if warm >= cfg.Steps {
+		return nil, fmt.Errorf("%s: a warm-up of %v leaves no step to score", name, s.Warmup)
+	}
+	var rows []Row
+	var oracle simulate.OracleScore
+	run := func(variant string, target float64, f *v1alpha1.MetricForecast) error {
+		spec := evaluation.FromAutoscaler(&v1alpha1.AutoscalerSpec{MinReplicas: ptr[int32](1), MaxReplicas: s.MaxReplicas,
+			Metrics: []v1alpha1.MetricSpec{{MetricSpec: ExternalMetric(name, target*s.Capacity), Forecast: f}}})
+		res, err := simulate.Run(cfg, spec, []simulate.Series{series})
+		if err != nil {
+			return fmt.Errorf("%s %s at %.0f%%: %w", name, variant, 100*target, err)
+		}
+		steps := res.Steps[warm:]
+		for i := range steps {
+			steps[i].Needed = -1
+			if v := series.Values[warm+i]; v != simulate.Missing {
+				steps[i].Needed = int32(math.Ceil(float64(v)/1000/s.Capacity - 1e-9))
+			}
+		}
+		sc := simulate.ScoreOf(steps, s.Step, s.Startup, 1, s.MaxReplicas)
+		rows = append(rows, Row{Variant: variant, Target: target, ReplicaHours: sc.ReplicaHours, ShortPodSeconds: sc.ShortPodSeconds})
+		oracle = sc.Oracle
+		return nil
+	}
+	for _, t := range s.Targets {
+		if err := run("reactive", t, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range s.Methods {
+		for _, t := range s.ForecastTargets {
+			f := &v1alpha1.MetricForecast{Season: s.Season, Method: v1alpha1.ForecastMethod(m), Lead: &metav1.Duration{Duration: s.Startup + s.Step}}
+			if err := run(string(m), t, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	rows = append(rows, Row{Variant: "oracle", Target: 1, ReplicaHours: oracle.ReplicaHours, ShortPodSeconds: oracle.ShortPodSeconds})
+	return rows, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Verdict compares a forecast row with the reactive curve.
+type Verdict struct {
+	Row
+	// ReactiveShort is the reactive curve's short pod-seconds at the row's
+	// replica-hours (linear between its points; outside them, the nearest
+	// point); Outside says the row's replica-hours lie outside the curve.
+	ReactiveShort float64
+	Outside       bool
+	// ShortRatio is ShortPodSeconds / ReactiveShort (NaN when 0/0).
+	ShortRatio float64
+	// ExtraHours is ReplicaHours over the reactive's at the same target,
+	// minus 1.
+	ExtraHours float64
+}
+
+// Compare returns a verdict per forecast row of rows.
+func Compare(rows []Row) []Verdict {
+	var curve []Row
+	at := map[float64]Row{}
+	for _, r := range rows {
+		if r.Variant == "reactive" {
+			curve = append(curve, r)
+			at[r.Target] = r
+		}
+	}
+	slices.SortFunc(curve, func(a, b Row) int {
+		switch {
+		case a.ReplicaHours < b.ReplicaHours:
+			return -1
+		case a.ReplicaHours > b.ReplicaHours:
+			return 1
+		}
+		return 0
+	})
+	var out []Verdict
+	for _, r := range rows {
+		if r.Variant == "reactive" || r.Variant == "oracle" || len(curve) == 0 {
+			continue
+		}
+		v := Verdict{Row: r}
+		v.ReactiveShort, v.Outside = interpolate(curve, r.ReplicaHours)
+		v.ShortRatio = r.ShortPodSeconds / v.ReactiveShort
+		if same, ok := at[r.Target]; ok {
+			v.ExtraHours = r.ReplicaHours/same.ReplicaHours - 1
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func interpolate(curve []Row, hours float64) (float64, bool) {
+	first, last := curve[0], curve[len(curve)-1]
+	switch {
+	case hours <= first.ReplicaHours:
+		return first.ShortPodSeconds, hours < first.ReplicaHours
+	case hours >= last.ReplicaHours:
+		return last.ShortPodSeconds, hours > last.ReplicaHours
+	}
+	for i := 1; i < len(curve); i++ {
+		a, b := curve[i-1], curve[i]
+		if hours <= b.ReplicaHours {
+			w := (hours - a.ReplicaHours) / (b.ReplicaHours - a.ReplicaHours)
+			return a.ShortPodSeconds + w*(b.ShortPodSeconds-a.ShortPodSeconds), false
+		}
+	}
+	return last.ShortPodSeconds, false
+}
+
+// WriteTable writes the rows and verdicts of one trace and setting as
+// Markdown.
+func WriteTable(w io.Writer, title string, rows []Row) {
+	fmt.Fprintf(w, "\n%s\n\n| variant | target | replica-hours | short pod-seconds | reactive short at equal replica-hours | ratio | extra replica-hours at equal target |\n|---|---|---|---|---|---|---|\n", title)
+	verdicts := map[Row]Verdict{}
+	for _, v := range Compare(rows) {
+		verdicts[v.Row] = v
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %.0f%% | %.0f | %.0f |", r.Variant, 100*r.Target, r.ReplicaHours, r.ShortPodSeconds)
+		if v, ok := verdicts[r]; ok {
+			mark := ""
+			if v.Outside {
+				mark = " (outside the curve)"
+			}
+			fmt.Fprintf(w, " %.0f%s | %.2f | %+.1f%% |\n", v.ReactiveShort, mark, v.ShortRatio, 100*v.ExtraHours)
+			continue
+		}
+		fmt.Fprintln(w, " | | |")
+	}
+}

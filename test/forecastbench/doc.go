@@ -1,0 +1,12 @@
+// Package forecastbench measures forecasts on real traffic (issue 22 §4):
+// it backfills public request-rate traces (/work/shared/traces, see its
+// README) into a real Prometheus with promtool, reads them back through
+// `ebbflow simulate`'s reader (the adapter's rules and PromQL) and replays
+// them through the autoscaler's evaluation (package simulate): the reactive
+// HPA at several targets, the same with a forecast (each method), and the
+// oracle, scored against a fixed pod capacity.
+//
+// The short run (TestForecastBenchShort) is part of the integration tests;
+// the full one (build tag forecastbench, `make bench-forecast`) writes the
+// table of docs/benchmarks.md.
+package forecastbench
