@@ -11,12 +11,12 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // maxTracked and maxTrackedBytes bound the memory of on-demand attempts (entries and
 // bytes of their keys), so requests for many random names cannot grow it without
-// limit. Names are at most naming.MaxMetricNameLength bytes, and names no rule could
+// limit. Names are at most rules.MaxMetricNameLength bytes, and names no rule could
 // produce are never remembered.
 const (
 	maxTracked      = 10000
@@ -28,22 +28,22 @@ const (
 // name are spaced by OnDemandInterval and all attempts share a global rate limit, so
 // requests for unknown names cannot flood Prometheus.
 func (d *Discoverer) DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
-	d.discover(ctx, naming.Custom, info.Metric)
+	d.discover(ctx, rules.Custom, info.Metric)
 	_, ok := d.Registry().Custom(info)
 	return ok
 }
 
 // DiscoverExternal is DiscoverCustom for an external metric.
 func (d *Discoverer) DiscoverExternal(ctx context.Context, metric string) bool {
-	d.discover(ctx, naming.External, metric)
+	d.discover(ctx, rules.External, metric)
 	_, ok := d.Registry().External(metric)
 	return ok
 }
 
 // discover runs one on-demand discovery of metric, unless no rule could name it (no
 // work, nothing remembered) or the rate limits say no.
-func (d *Discoverer) discover(ctx context.Context, kind naming.Kind, metric string) {
-	if naming.CheckMetricName(metric) != nil {
+func (d *Discoverer) discover(ctx context.Context, kind rules.Kind, metric string) {
+	if rules.CheckMetricName(metric) != nil {
 		d.metrics.onDemand.WithLabelValues("invalid_name").Inc()
 		return
 	}
@@ -98,7 +98,7 @@ func (d *Discoverer) allow(key string) bool {
 
 // candidates groups the rules of kind that could name metric by backend and series
 // query, so each distinct query is asked once of each backend.
-func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGroup {
+func candidates(rules []*rules.Rule, kind rules.Kind, metric string) []queryGroup {
 	var groups []queryGroup
 	pos := map[[2]string]int{}
 	for i, r := range rules {
@@ -120,7 +120,7 @@ func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGr
 // names each distinct query of the rules that could name metric selects (a small
 // answer, one call per backend and query), then the series of those names. A
 // backend that fails does not stop the others; the error names it.
-func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metric string) error {
+func (d *Discoverer) discoverMetric(ctx context.Context, kind rules.Kind, metric string) error {
 	d.mu.Lock()
 	rules, gen := *d.rules.Load(), d.rulesGen
 	d.mu.Unlock()
@@ -164,7 +164,7 @@ func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metri
 
 // narrowed asks backend b for the series names its candidate queries select and
 // returns, per name that gives metric, a query group narrowed to that name.
-func (d *Discoverer) narrowed(ctx context.Context, rules []*naming.Rule, b backendGroups, metric string, since time.Time) ([]queryGroup, error) {
+func (d *Discoverer) narrowed(ctx context.Context, rules []*rules.Rule, b backendGroups, metric string, since time.Time) ([]queryGroup, error) {
 	client, err := d.clients.For(b.name)
 	if err != nil {
 		return nil, err

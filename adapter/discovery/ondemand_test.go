@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 func nodesInfo(metric string) provider.CustomMetricInfo {
@@ -37,7 +37,7 @@ func TestOnDemandOneCallPerSeriesQuery(t *testing.T) {
 		{"node_cpu_total", 1},
 		// A dash is in no rule's alphabet: nothing is asked.
 		{"node-cpu", 0},
-		{strings.Repeat("a", naming.MaxMetricNameLength+1), 0},
+		{strings.Repeat("a", rules.MaxMetricNameLength+1), 0},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.30s", tt.metric), func(t *testing.T) {
@@ -100,7 +100,7 @@ func TestOnDemandTrackedBytes(t *testing.T) {
 	client := &fake.Client{SeriesByMatch: testSeries()}
 	clk := clocktesting.NewFakeClock(time.Now())
 	d := newTestDiscoverer(t, client, clk)
-	pad := strings.Repeat("a", naming.MaxMetricNameLength-8)
+	pad := strings.Repeat("a", rules.MaxMetricNameLength-8)
 	for i := range 6000 {
 		d.DiscoverExternal(context.Background(), fmt.Sprintf("%s%08d", pad, i))
 		clk.Step(time.Second)

@@ -12,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Target is what a request needs to build its query: the rule and the series name.
 type Target struct {
-	Rule   *naming.Rule
+	Rule   *rules.Rule
 	Series string
 }
 

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider/helpers"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const apiCustom = "custom.metrics.k8s.io"
@@ -25,7 +25,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err != nil {
 		return nil, err
 	}
-	q, err := target.Rule.CustomQuery(naming.CustomRequest{
+	q, err := target.Rule.CustomQuery(rules.CustomRequest{
 		Series: target.Series, Namespace: name.Namespace, Resource: info.GroupResource,
 		Names: []string{name.Name}, MetricSelector: metricSelector,
 	})
@@ -67,7 +67,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if len(names) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(info.GroupResource, info.Metric, "*", selector)
 	}
-	req := naming.CustomRequest{
+	req := rules.CustomRequest{
 		Series: target.Series, Namespace: namespace, Resource: info.GroupResource,
 		Names: names, MetricSelector: metricSelector,
 	}
@@ -118,7 +118,7 @@ func (p *Provider) useNamespaceQuery(target discovery.Target, n int) bool {
 // customTarget normalises info and finds its target, discovering it on demand when it
 // is not registered yet.
 func (p *Provider) customTarget(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, discovery.Target, error) {
-	if naming.CheckMetricName(info.Metric) != nil {
+	if rules.CheckMetricName(info.Metric) != nil {
 		return info, discovery.Target{}, impossibleMetric(info.GroupResource, info.Metric)
 	}
 	normalized, _, err := info.Normalized(p.opts.Mapper)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const apiExternal = "external.metrics.k8s.io"
@@ -22,7 +22,7 @@ var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (_ *external_metrics.ExternalMetricValueList, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiExternal, start, err) }()
-	if naming.CheckMetricName(info.Metric) != nil {
+	if rules.CheckMetricName(info.Metric) != nil {
 		return nil, impossibleMetric(externalResource, info.Metric)
 	}
 	target, ok := p.opts.Registry.Registry().External(info.Metric)

@@ -24,9 +24,9 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Registry is what the provider needs of discovery.
@@ -110,7 +110,7 @@ var errInternal = errors.New("unable to fetch metrics")
 
 // queryError turns an error from rendering a query into an API error.
 func queryError(ctx context.Context, err error) error {
-	if errors.Is(err, naming.ErrBadSelector) {
+	if errors.Is(err, rules.ErrBadSelector) {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	logError(ctx, err, "Rendering the metrics query failed")
@@ -129,7 +129,7 @@ func impossibleMetric(gr schema.GroupResource, metric string) error {
 
 // query sends q to the backend of rule; failures become a generic 500 with detail
 // logged, so a backend that is down fails only the requests for its rules' metrics.
-func (p *Provider) query(ctx context.Context, rule *naming.Rule, q string) (vectorResult, error) {
+func (p *Provider) query(ctx context.Context, rule *rules.Rule, q string) (vectorResult, error) {
 	c, err := p.clients.For(rule.Backend())
 	if err != nil {
 		logError(ctx, err, "No client for the rule's backend")

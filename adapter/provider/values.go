@@ -14,7 +14,7 @@ import (
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // vectorResult is a Prometheus answer.
@@ -92,7 +92,7 @@ func MilliValue(v model.SampleValue, dropNaN bool) (int64, bool) {
 
 // DropNaN reports whether NaN samples of rule's metrics are dropped, given
 // the server's --nan-values (a rule's nanValues overrides it).
-func DropNaN(rule *naming.Rule, serverDefault string) bool {
+func DropNaN(rule *rules.Rule, serverDefault string) bool {
 	if v := rule.NaNValues(); v != "" {
 		return v == config.NaNDrop
 	}
@@ -174,6 +174,6 @@ func logError(ctx context.Context, err error, msg string, kv ...any) {
 
 // dropNaN reports whether NaN samples of rule are left out: the rule's
 // nanValues, else the provider's default.
-func (p *Provider) dropNaN(rule *naming.Rule) bool {
+func (p *Provider) dropNaN(rule *rules.Rule) bool {
 	return DropNaN(rule, p.opts.NaNValues)
 }
