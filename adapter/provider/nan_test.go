@@ -56,7 +56,7 @@ func newNaNFixture(t *testing.T, globalNaN, ruleNaN string) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = prometheus.NewRegistry()
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, Registerer: f.reg, NaNValues: globalNaN})
+	f.provider, err = New(Options{Prom: f.prom, Discovery: d, Lister: f.lister, Mapper: mapper, Registerer: f.reg, NaNValues: globalNaN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestNaNValues(t *testing.T) {
 }
 
 func TestNaNValuesInvalid(t *testing.T) {
-	if _, err := New(Options{Prom: &promfake.Client{}, Registry: &discovery.Discoverer{}, Lister: &objfake.Lister{},
+	if _, err := New(Options{Prom: &promfake.Client{}, Discovery: &discovery.Discoverer{}, Lister: &objfake.Lister{},
 		Mapper: config.DefaultRESTMapper(), Registerer: prometheus.NewRegistry(), NaNValues: "nan"}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
 		t.Errorf("NaNValues \"nan\": err %v, want an error naming it", err)
 	}

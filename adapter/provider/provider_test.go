@@ -75,7 +75,7 @@ func newFixture(t *testing.T, threshold int) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = prometheus.NewRegistry()
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
+	f.provider, err = New(Options{Prom: f.prom, Discovery: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

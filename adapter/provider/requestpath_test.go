@@ -53,7 +53,7 @@ func requestPathProvider(t *testing.T, relist bool) (*provider.Provider, *fake.C
 			t.Fatal(err)
 		}
 	}
-	p, err := provider.New(provider.Options{Prom: pc, Registry: d, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: prometheus.NewRegistry()})
+	p, err := provider.New(provider.Options{Prom: pc, Discovery: d, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

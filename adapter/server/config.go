@@ -120,7 +120,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		return err
 	}
 	prov, err := provider.New(provider.Options{
-		Prom: guard, Backends: named, Registry: disc, Lister: lister, Mapper: c.mapper,
+		Prom: guard, Backends: named, Discovery: disc, Lister: lister, Mapper: c.mapper,
 		NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
 		NaNValues: o.NaNValues,
 	})
