@@ -148,6 +148,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 		if err := res.install(ctx, srv.GenericAPIServer, time.Second); err != nil {
 			t.Fatal(err)
 		}
+		res.start(ctx)
 		f.reload.resource = f.resProv
 	}
 	f.handler = srv.GenericAPIServer.Handler
