@@ -21,24 +21,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
-
-const benchRules = `
-rules:
-- seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-      pod: {resource: pod}
-  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
-externalRules:
-- seriesQuery: '{__name__="queue_messages_ready",namespace!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-`
 
 const (
 	benchNS   = "shop"
@@ -68,7 +52,7 @@ type benchFixture struct {
 func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 	b.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(benchRules), mapper)
+	set, err := ruleset.Parse(rulesettest.Data(b, rulesettest.PodsAndQueue), mapper)
 	if err != nil {
 		b.Fatal(err)
 	}

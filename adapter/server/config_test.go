@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
 
 // discoveryServer answers the discovery requests a RESTMapper makes with the core
@@ -56,14 +58,7 @@ users: [{name: u, user: {}}]
 current-context: c
 `)
 	rules := filepath.Join(dir, "rules.yaml")
-	writeFile(t, rules, `rules:
-- seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-      pod: {resource: pod}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
-`)
+	writeFile(t, rules, string(rulesettest.Data(t, rulesettest.PodsAndQueue)))
 	o := NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)
@@ -92,7 +87,7 @@ current-context: c
 	if c.Options.MaxAge != o.RelistInterval {
 		t.Errorf("config's max age = %v, want the relist interval %v", c.Options.MaxAge, o.RelistInterval)
 	}
-	if c.Rules == nil || len(c.Rules.Rules) != 1 || c.Registerer == nil || c.Mapper == nil {
+	if c.Rules == nil || len(c.Rules.Rules) != 2 || c.Registerer == nil || c.Mapper == nil {
 		t.Errorf("config = %+v, want the rule set, a registerer and a mapper", c)
 	}
 

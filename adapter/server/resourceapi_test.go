@@ -55,7 +55,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 		}
 	}
 	window := func(w string) string {
-		return rulesV1 + replaceWindow(w)
+		return clusterQueue(t) + replaceWindow(w)
 	}
 	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 	if !r.check(ctx) || len(setter.got) != 2 || setter.got[1].Window != 5*time.Minute {
 		t.Fatalf("new window not applied: %+v", setter.got)
 	}
-	write(rulesV1) // resourceRules removed
+	write(clusterQueue(t)) // resourceRules removed
 	if !r.check(ctx) || len(setter.got) != 3 || setter.got[2] != nil {
 		t.Fatalf("removal not applied: %+v", setter.got)
 	}
