@@ -1,5 +1,8 @@
 // Package discovery finds which metrics exist by listing series in Prometheus and
-// keeps the result as an immutable Registry that requests read without locks.
+// keeps the result as an immutable Registry that requests read without locks. A
+// request asks it one question (LookupCustom, LookupExternal in lookup.go): the
+// metric name checked, the resource normalised, the registry read, an on-demand
+// discovery of that one name on a miss, and a typed 404 when nothing serves it.
 //
 // Memory does not grow with the number of series: only the distinct sets of label
 // names seen per (rule, series name) are kept, never label values.

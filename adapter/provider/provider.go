@@ -1,7 +1,9 @@
 // Package provider answers custom.metrics.k8s.io and external.metrics.k8s.io requests
-// for custom-metrics-apiserver by rendering rule queries and sending them to
-// Prometheus; ResourceProvider (resource*.go) answers metrics.k8s.io from
-// resourceRules for metrics-server's REST storage.
+// for custom-metrics-apiserver: one lookup in discovery per request (Discovery), the
+// rule's query rendered with the request's selector walked once, sent to the rule's
+// Prometheus backend, and the samples indexed by the resource label the query used.
+// ResourceProvider (resource*.go) answers metrics.k8s.io from resourceRules for
+// metrics-server's REST storage.
 //
 // Errors returned to the API are typed Kubernetes status errors: 404 for a metric or
 // object without data, 400 for a bad metric selector, 500 with a generic message for

@@ -1,6 +1,10 @@
 // Package rules compiles prometheus-adapter discovery rules into immutable Rules that
-// name metrics after Prometheus series, map series labels to Kubernetes group-resources
-// and back, and render a request into PromQL through the rule's metricsQuery template.
+// name metrics after Prometheus series (namer.go, names.go), map series labels to
+// Kubernetes group-resources and back (resources.go), and render a request into PromQL
+// through the rule's metricsQuery template (query.go: a Query carries the PromQL and
+// the resource label it matched objects on). A request's metric selector is checked
+// and walked once (ParseSelector, matchers.go), giving both its PromQL matchers and
+// its API form. resourceRules compile to ResourceRules (resourcequery.go).
 //
 // The package is pure: it talks to no network and keeps no package-level mutable state.
 // The only collaborator is a meta.RESTMapper, consulted to normalise resources.
