@@ -178,6 +178,21 @@ func BenchmarkGetMetricByName(b *testing.B) {
 	})
 }
 
+// BenchmarkGetMetricByNameSelector is BenchmarkGetMetricByName with a metric
+// selector, which the query renders and the answer names.
+func BenchmarkGetMetricByNameSelector(b *testing.B) {
+	f := newBenchFixture(b, 0)
+	name := types.NamespacedName{Namespace: benchNS, Name: benchPod(42)}
+	sel := labels.SelectorFromSet(labels.Set{"code": "200", "method": "GET"})
+	f.run(b, func(ctx context.Context) error {
+		v, err := f.provider.GetMetricByName(ctx, name, requestsPS, sel)
+		if err == nil && (v.Metric.Selector == nil || len(v.Metric.Selector.MatchLabels) != 2) {
+			err = fmt.Errorf("answer names selector %v, want code and method", v.Metric.Selector)
+		}
+		return err
+	})
+}
+
 // BenchmarkGetExternalMetric is one external metric with a label selector.
 func BenchmarkGetExternalMetric(b *testing.B) {
 	f := newBenchFixture(b, 0)

@@ -159,8 +159,32 @@ func ParseSelector(sel labels.Selector) (*Selector, error) {
 	if s, ok := sel.(*Selector); ok {
 		return s, nil
 	}
+	reqs, err := requirementsOf(sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(reqs) == 0 {
+		return everything, nil
+	}
+	return &Selector{Selector: sel, reqs: reqs}, nil
+}
+
+// everything is the parsed selector of every request without requirements.
+var everything = &Selector{Selector: labels.Everything()}
+
+// selectorRequirements returns the requirements of sel, walking it unless it is a
+// *Selector already. Errors wrap ErrBadSelector.
+func selectorRequirements(sel labels.Selector) ([]requirement, error) {
+	if s, ok := sel.(*Selector); ok {
+		return s.reqs, nil
+	}
+	return requirementsOf(sel)
+}
+
+// requirementsOf checks sel's size and walks its requirements once.
+func requirementsOf(sel labels.Selector) ([]requirement, error) {
 	if sel == nil {
-		return &Selector{Selector: labels.Everything()}, nil
+		return nil, nil
 	}
 	if n := len(sel.String()); n > MaxSelectorLength {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBadSelector, n, MaxSelectorLength)
@@ -169,25 +193,15 @@ func ParseSelector(sel labels.Selector) (*Selector, error) {
 	if !selectable {
 		return nil, fmt.Errorf("%w: selects nothing", ErrBadSelector)
 	}
-	s := &Selector{Selector: sel, reqs: make([]requirement, 0, len(reqs))}
+	out := make([]requirement, 0, len(reqs))
 	for i := range reqs {
-		s.reqs = append(s.reqs, requirement{
+		out = append(out, requirement{
 			name:   reqs[i].Key(),
 			op:     reqs[i].Operator(),
 			values: reqs[i].Values().List(),
 		})
 	}
-	return s, nil
-}
-
-// selectorRequirements returns the requirements of sel, parsing it unless it is
-// a *Selector already. Errors wrap ErrBadSelector.
-func selectorRequirements(sel labels.Selector) ([]requirement, error) {
-	s, err := ParseSelector(sel)
-	if err != nil {
-		return nil, err
-	}
-	return s.reqs, nil
+	return out, nil
 }
 
 // LabelSelector is the selector in the API's form, which answers carry; nil when it
