@@ -24,8 +24,10 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	}
 	logAPIs(logger, c.apis, o.ResourceMetrics, c.rules)
 
+	// metrics.k8s.io requests run under the context Complete made: it ends with ctx,
+	// and when Run returns.
 	stop := context.AfterFunc(ctx, c.cancelBase)
-	defer stop()
+	defer func() { stop(); c.cancelBase() }()
 	if err := c.lister.Start(ctx, schema.GroupResource{Resource: "pods"}); err != nil {
 		return err
 	}
