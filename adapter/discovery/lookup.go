@@ -16,8 +16,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
-// ExternalResource names external metrics in not-found errors.
-var ExternalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
+// externalResource names external metrics in not-found errors.
+var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 
 // LookupCustom is the one question a custom-metrics request asks of discovery:
 // which rule and series serve info. It checks the metric name, normalises the
@@ -46,7 +46,7 @@ func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetri
 // LookupExternal is LookupCustom for an external metric (nothing to normalise).
 func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target, error) {
 	if rules.CheckMetricName(metric) != nil {
-		return Target{}, impossibleMetric(ExternalResource, metric)
+		return Target{}, impossibleMetric(externalResource, metric)
 	}
 	if t, ok := d.Registry().External(metric); ok {
 		return t, nil
@@ -55,7 +55,7 @@ func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target,
 	if t, ok := d.Registry().External(metric); ok {
 		return t, nil
 	}
-	return Target{}, provider.NewMetricNotFoundError(ExternalResource, metric)
+	return Target{}, provider.NewMetricNotFoundError(externalResource, metric)
 }
 
 // CustomMetrics lists the custom metrics served now (Registry().CustomMetrics()).
