@@ -12,6 +12,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
 
 // TestRelistAfterOutageKeepsUnlistedMetrics: the first relist after a Prometheus
@@ -112,12 +113,7 @@ func TestCarryOverNeedsSameRules(t *testing.T) {
 		t.Fatal("want error")
 	}
 	client.SetErr(nil)
-	d.SetRules(compileRules(t, `
-externalRules:
-- seriesQuery: 'queue_messages_ready'
-  resources: {namespaced: false}
-  metricsQuery: 'max(<<.Series>>{<<.LabelMatchers>>})'
-`))
+	d.SetRules(rulesettest.Parse(t, rulesettest.ClusterQueue).Rules)
 	if err := d.Relist(context.Background()); err != nil {
 		t.Fatal(err)
 	}

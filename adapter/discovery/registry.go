@@ -1,5 +1,8 @@
 // Package discovery finds which metrics exist by listing series in Prometheus and
-// keeps the result as an immutable Registry that requests read without locks.
+// keeps the result as an immutable Registry that requests read without locks. A
+// request asks it one question (LookupCustom, LookupExternal in lookup.go): the
+// metric name checked, the resource normalised, the registry read, an on-demand
+// discovery of that one name on a miss, and a typed 404 when nothing serves it.
 //
 // Memory does not grow with the number of series: only the distinct sets of label
 // names seen per (rule, series name) are kept, never label values.
@@ -9,15 +12,14 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Target is what a request needs to build its query: the rule and the series name.
 type Target struct {
-	Rule   *naming.Rule
+	Rule   *rules.Rule
 	Series string
 }
 
@@ -109,11 +111,4 @@ func (r *Registry) merged(add *Registry) *Registry {
 		out.external[k] = v
 	}
 	return out
-}
-
-// Scoper tells whether a resource's objects live in namespaces.
-type Scoper interface {
-	// Namespaced reports whether gr is namespace-scoped; unknown resources are
-	// reported as namespaced, the common case.
-	Namespaced(gr schema.GroupResource) bool
 }

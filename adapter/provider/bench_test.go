@@ -21,24 +21,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
-
-const benchRules = `
-rules:
-- seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-      pod: {resource: pod}
-  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
-externalRules:
-- seriesQuery: '{__name__="queue_messages_ready",namespace!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-`
 
 const (
 	benchNS   = "shop"
@@ -68,7 +52,7 @@ type benchFixture struct {
 func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 	b.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(benchRules), mapper)
+	set, err := ruleset.Parse(rulesettest.Data(b, rulesettest.PodsAndQueue), mapper)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,7 +93,7 @@ func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 		b.Fatal(err)
 	}
 	p, err := provider.New(provider.Options{
-		Prom: pc, Registry: d, Lister: lister, Mapper: mapper,
+		Prom: pc, Discovery: d, Lister: lister, Mapper: mapper,
 		NamespaceQueryThreshold: threshold, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {
@@ -190,6 +174,21 @@ func BenchmarkGetMetricByName(b *testing.B) {
 	name := types.NamespacedName{Namespace: benchNS, Name: benchPod(42)}
 	f.run(b, func(ctx context.Context) error {
 		_, err := f.provider.GetMetricByName(ctx, name, requestsPS, labels.Everything())
+		return err
+	})
+}
+
+// BenchmarkGetMetricByNameSelector is BenchmarkGetMetricByName with a metric
+// selector, which the query renders and the answer names.
+func BenchmarkGetMetricByNameSelector(b *testing.B) {
+	f := newBenchFixture(b, 0)
+	name := types.NamespacedName{Namespace: benchNS, Name: benchPod(42)}
+	sel := labels.SelectorFromSet(labels.Set{"code": "200", "method": "GET"})
+	f.run(b, func(ctx context.Context) error {
+		v, err := f.provider.GetMetricByName(ctx, name, requestsPS, sel)
+		if err == nil && (v.Metric.Selector == nil || len(v.Metric.Selector.MatchLabels) != 2) {
+			err = fmt.Errorf("answer names selector %v, want code and method", v.Metric.Selector)
+		}
 		return err
 	})
 }

@@ -24,24 +24,8 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
-
-const rules = `
-rules:
-- seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-      pod: {resource: pod}
-  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])) by (<<.GroupBy>>)'
-externalRules:
-- seriesQuery: '{__name__="queue_messages_ready",namespace!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-`
 
 var pods = schema.GroupResource{Resource: "pods"}
 
@@ -55,7 +39,7 @@ type fixture struct {
 func newFixture(t *testing.T, threshold int) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(rules), mapper)
+	set, err := ruleset.Parse(rulesettest.Data(t, rulesettest.PodsAndQueue), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +59,7 @@ func newFixture(t *testing.T, threshold int) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = prometheus.NewRegistry()
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
+	f.provider, err = New(Options{Prom: f.prom, Discovery: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

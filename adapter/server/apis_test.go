@@ -41,7 +41,7 @@ rules:
 func TestSelectAPIs(t *testing.T) {
 	files := map[string]string{
 		"no rules":      "",
-		"only external": rulesV1,
+		"only external": clusterQueue(t),
 		"only custom":   customOnlyRules,
 		"only resource": replaceWindow("2m"),
 	}
@@ -103,7 +103,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 	if err := f.disc.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prov, err := provider.New(provider.Options{Prom: prom, Registry: f.disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
+	prov, err := provider.New(provider.Options{Prom: prom, Discovery: f.disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +148,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 		if err := res.install(ctx, srv.GenericAPIServer, time.Second); err != nil {
 			t.Fatal(err)
 		}
+		res.start(ctx)
 		f.reload.resource = f.resProv
 	}
 	f.handler = srv.GenericAPIServer.Handler
@@ -210,7 +211,7 @@ func TestGroupsServedWithoutRules(t *testing.T) {
 		customCode, externalCode int
 	}{
 		{"no rules", "", 0, 0, http.StatusNotFound, http.StatusNotFound},
-		{"only external", rulesV1, 0, 1, http.StatusNotFound, http.StatusOK},
+		{"only external", clusterQueue(t), 0, 1, http.StatusNotFound, http.StatusOK},
 		{"only custom", customOnlyRules, 2, 0, http.StatusOK, http.StatusNotFound},
 	}
 	for _, tt := range tests {
@@ -248,7 +249,7 @@ func TestReloadAddsFirstRuleOfAKind(t *testing.T) {
 	if code, _ := f.get(t, externalQueue); code != http.StatusNotFound {
 		t.Fatalf("external metric before reload: %d, want 404", code)
 	}
-	f.write(t, customOnlyRules+rulesV1)
+	f.write(t, customOnlyRules+clusterQueue(t))
 	if !f.reload.check(ctx) {
 		t.Fatal("rule file with the first external rule not reloaded")
 	}
@@ -259,8 +260,8 @@ func TestReloadAddsFirstRuleOfAKind(t *testing.T) {
 		t.Errorf("external metric after reload: %d %s", code, body)
 	}
 
-	f = newAPIFixture(t, ResourceMetricsAuto, rulesV1)
-	f.write(t, rulesV1+customOnlyRules)
+	f = newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t))
+	f.write(t, clusterQueue(t)+customOnlyRules)
 	if !f.reload.check(ctx) {
 		t.Fatal("rule file with the first custom rule not reloaded")
 	}
@@ -278,7 +279,7 @@ func TestResourceMetricsModes(t *testing.T) {
 	const listPath = "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods"
 
 	t.Run("enabled without rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsEnabled, rulesV1)
+		f := newAPIFixture(t, ResourceMetricsEnabled, clusterQueue(t))
 		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
 			t.Fatalf("GET /apis/%s: %d %v, want 200 with pods and nodes", resourceV1beta, code, names)
 		}
@@ -293,7 +294,7 @@ func TestResourceMetricsModes(t *testing.T) {
 		if code, body := f.get(t, podPath); code != http.StatusNotFound {
 			t.Errorf("pod metrics without rules: %d %s, want 404", code, body)
 		}
-		f.write(t, rulesV1+replaceWindow("2m"))
+		f.write(t, clusterQueue(t)+replaceWindow("2m"))
 		if !f.reload.check(ctx) {
 			t.Fatal("resourceRules not reloaded")
 		}
@@ -302,7 +303,7 @@ func TestResourceMetricsModes(t *testing.T) {
 		}
 	})
 	t.Run("disabled with rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsDisabled, rulesV1+replaceWindow("2m"))
+		f := newAPIFixture(t, ResourceMetricsDisabled, clusterQueue(t)+replaceWindow("2m"))
 		if code, _ := f.resources(t, resourceV1beta); code != http.StatusNotFound {
 			t.Errorf("metrics.k8s.io served with --resource-metrics=disabled: %d", code)
 		}
@@ -311,28 +312,28 @@ func TestResourceMetricsModes(t *testing.T) {
 		}
 	})
 	t.Run("auto with rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsAuto, rulesV1+replaceWindow("2m"))
+		f := newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t)+replaceWindow("2m"))
 		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
 			t.Errorf("GET /apis/%s: %d %v", resourceV1beta, code, names)
 		}
 	})
 	t.Run("auto, reload adds rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsAuto, rulesV1)
-		f.write(t, rulesV1+replaceWindow("2m"))
+		f := newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t))
+		f.write(t, clusterQueue(t)+replaceWindow("2m"))
 		if !f.reload.check(ctx) {
 			t.Fatal("not reloaded")
 		}
 		if testutil.ToFloat64(f.reload.restartRequired) != 1 {
 			t.Error("restart_required not set")
 		}
-		f.write(t, rulesV1)
+		f.write(t, clusterQueue(t))
 		if !f.reload.check(ctx) || testutil.ToFloat64(f.reload.restartRequired) != 0 {
 			t.Error("restart_required not cleared when resourceRules are removed again")
 		}
 	})
 	t.Run("disabled, reload adds rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsDisabled, rulesV1)
-		f.write(t, rulesV1+replaceWindow("2m"))
+		f := newAPIFixture(t, ResourceMetricsDisabled, clusterQueue(t))
+		f.write(t, clusterQueue(t)+replaceWindow("2m"))
 		if !f.reload.check(ctx) || testutil.ToFloat64(f.reload.restartRequired) != 0 {
 			t.Error("restart required for resourceRules that --resource-metrics=disabled ignores")
 		}

@@ -14,14 +14,13 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 )
 
-const rulesV1 = `
-externalRules:
-- seriesQuery: 'queue_messages_ready'
-  resources: {namespaced: false}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>})'
-`
+// clusterQueue is the shared rule file serving queue_messages_ready; rulesV2 renames it.
+func clusterQueue(t *testing.T) string {
+	return string(rulesettest.Data(t, rulesettest.ClusterQueue))
+}
 
 const rulesV2 = `
 externalRules:
@@ -60,7 +59,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(rulesV1)
+	write(clusterQueue(t))
 	set, err := ruleset.ParseFile(path, mapper)
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -33,9 +33,9 @@ resourceRules:
   window: WINDOW
 `
 
-type recordingSetter struct{ got []*naming.ResourceRules }
+type recordingSetter struct{ got []*rules.ResourceRules }
 
-func (s *recordingSetter) SetRules(r *naming.ResourceRules) { s.got = append(s.got, r) }
+func (s *recordingSetter) SetRules(r *rules.ResourceRules) { s.got = append(s.got, r) }
 
 func TestReloadReplacesResourceRules(t *testing.T) {
 	mapper := config.DefaultRESTMapper()
@@ -55,7 +55,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 		}
 	}
 	window := func(w string) string {
-		return rulesV1 + replaceWindow(w)
+		return clusterQueue(t) + replaceWindow(w)
 	}
 	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
@@ -77,7 +77,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 	if !r.check(ctx) || len(setter.got) != 2 || setter.got[1].Window != 5*time.Minute {
 		t.Fatalf("new window not applied: %+v", setter.got)
 	}
-	write(rulesV1) // resourceRules removed
+	write(clusterQueue(t)) // resourceRules removed
 	if !r.check(ctx) || len(setter.got) != 3 || setter.got[2] != nil {
 		t.Fatalf("removal not applied: %+v", setter.got)
 	}

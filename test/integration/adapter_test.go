@@ -18,6 +18,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
@@ -63,7 +64,7 @@ func TestAdapterAgainstPrometheus(t *testing.T) {
 	if _, err := srv.WaitForVector(ctx, `sum(rate(http_requests_total[1m])) by (pod)`, func(v model.Vector) bool { return len(v) == 5 }); err != nil {
 		t.Fatalf("prometheus never had rates: %v\n%s", err, srv.LogTail(20))
 	}
-	s := newStack(t, srv.URL(), []byte(rulesYAML), 2)
+	s := newStack(t, srv.URL(), rulesettest.Data(t, rulesettest.Users), 2)
 	for i := range 5 {
 		s.lister.Objects = append(s.lister.Objects,
 			objfake.Object{Resource: pods, Namespace: "ns1", Name: fmt.Sprintf("web-%d", i), Labels: map[string]string{"app": "web"}},
@@ -153,7 +154,7 @@ func testExternal(t *testing.T, s *stack) {
 }
 
 func testNamespaceQuery(t *testing.T, s *stack, srv *promtest.Server) {
-	regex := newStack(t, srv.URL(), []byte(rulesYAML), -1)
+	regex := newStack(t, srv.URL(), rulesettest.Data(t, rulesettest.Users), -1)
 	regex.lister.Objects = s.lister.Objects
 	mustf(t, regex.disc.Relist(context.Background()) == nil, "relist")
 	const path = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/worker_inflight?labelSelector=app%3Dworker"

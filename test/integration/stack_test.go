@@ -32,27 +32,6 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/server"
 )
 
-// rulesYAML is a prometheus-adapter rule file as users write them.
-const rulesYAML = `
-rules:
-- seriesQuery: '{__name__=~"^http_.*_total$",namespace!="",pod!=""}'
-  resources:
-    overrides:
-      namespace: {resource: namespace}
-      pod: {resource: pod}
-      service: {resource: service}
-  name: {matches: "^(.*)_total$", as: "${1}_per_second"}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[1m])) by (<<.GroupBy>>)'
-- seriesQuery: 'worker_inflight{namespace!="",pod!=""}'
-  resources:
-    template: <<.Resource>>
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
-externalRules:
-- seriesQuery: 'queue_messages_ready{queue!=""}'
-  resources: {namespaced: false}
-  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-`
-
 // stack is one adapter wired to a Prometheus.
 type stack struct {
 	rec     *recorder
@@ -87,7 +66,7 @@ func newStack(t *testing.T, promURL string, rules []byte, threshold int) *stack 
 	}
 	disc.SetRules(set.Rules)
 	lister := &objfake.Lister{}
-	prov, err := provider.New(provider.Options{Prom: rec, Registry: disc, Lister: lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: reg})
+	prov, err := provider.New(provider.Options{Prom: rec, Discovery: disc, Lister: lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
-// Package naming compiles prometheus-adapter discovery rules into immutable Rules that
-// name metrics after Prometheus series, map series labels to Kubernetes group-resources
-// and back, and render a request into PromQL through the rule's metricsQuery template.
+// Package rules compiles prometheus-adapter discovery rules into immutable Rules that
+// name metrics after Prometheus series (namer.go, names.go), map series labels to
+// Kubernetes group-resources and back (resources.go), and render a request into PromQL
+// through the rule's metricsQuery template (query.go: a Query carries the PromQL and
+// the resource label it matched objects on). A request's metric selector is checked
+// and walked once (ParseSelector, matchers.go), giving both its PromQL matchers and
+// its API form. resourceRules compile to ResourceRules (resourcequery.go).
 //
 // The package is pure: it talks to no network and keeps no package-level mutable state.
 // The only collaborator is a meta.RESTMapper, consulted to normalise resources.
@@ -22,4 +26,4 @@
 // ErrBadSelector. Label names produced by a rule (overrides and the resources template)
 // are checked against the same grammar, and series names against the metric-name
 // grammar.
-package naming
+package rules
