@@ -42,6 +42,8 @@ type recordInput struct {
 	Adjusted held
 	// Scaled is true when the scale was written.
 	Scaled bool
+	// Floor is the schedules' floor.
+	Floor *Floor
 	// Err is the failure of the evaluation, if any (scale read, metrics,
 	// scale write).
 	Err error
@@ -128,6 +130,7 @@ func (r *Result) recordInput() recordInput {
 		Decision:        r.Decision,
 		Adjusted:        r.holds,
 		Scaled:          r.Scaled,
+		Floor:           &r.Floor,
 		Err:             r.Err,
 	}
 	if in.ScaleErr != nil {
