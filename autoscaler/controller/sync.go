@@ -89,7 +89,7 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	}
 	scale := c.observe(ctx, key, obj, &in)
 	res := evaluation.Evaluate(in)
-	c.periods.set(key, nextEvaluation(&obj.Spec, &res.Floor, now, c.cfg.SyncPeriod))
+	c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, now, c.cfg.SyncPeriod))
 	if res.Write {
 		res.Written(c.act(ctx, obj, scale, &res), c.deps.Clock.Now())
 	}

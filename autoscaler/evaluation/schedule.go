@@ -89,6 +89,29 @@ func compileSchedules(spec *v1alpha1.AutoscalerSpec) []Schedule {
 	return out
 }
 
+// MinRequeue is the shortest wait between two evaluations of an autoscaler:
+// the floor of spec.syncPeriodSeconds, and of an evaluation brought forward
+// by a schedule.
+const MinRequeue = time.Second
+
+// NextEvaluation is how long after an evaluation at now (whose floor was f)
+// the autoscaler is evaluated again: its own sync period (s.SyncPeriod, else
+// global, the controller's --horizontal-pod-autoscaler-sync-period),
+// shortened when a schedule's floor changes sooner (a ramp's start or step, a
+// start, an end), so a floor applies on time even under a long period; at
+// least MinRequeue. The controller requeues with it and `ebbflow simulate`
+// steps with it.
+func (s *Spec) NextEvaluation(f *Floor, now time.Time, global time.Duration) time.Duration {
+	d := global
+	if s.SyncPeriod > 0 {
+		d = s.SyncPeriod
+	}
+	if !f.NextChange.IsZero() {
+		d = min(d, f.NextChange.Sub(now))
+	}
+	return max(d, MinRequeue)
+}
+
 // syncPeriodOf is spec.syncPeriodSeconds as a duration (0: the controller's
 // default).
 func syncPeriodOf(spec *v1alpha1.AutoscalerSpec) time.Duration {
