@@ -200,7 +200,7 @@ func (s *Schedule) lastStart(t time.Time) (time.Time, bool) {
 	}
 	lo, hi := time.Duration(0), s.Duration // fired(lo) false, fired(hi) true
 	for hi-lo > time.Second {
-		mid := lo + ((hi-lo)/2).Truncate(time.Second)
+		mid := lo + ((hi - lo) / 2).Truncate(time.Second)
 		if mid <= lo {
 			mid = lo + time.Second
 		}
