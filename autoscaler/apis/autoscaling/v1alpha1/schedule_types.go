@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -8,6 +10,11 @@ import (
 const (
 	// MaxSchedules is the most schedules an Autoscaler may list.
 	MaxSchedules = 20
+	// MaxScheduleDuration and MaxScheduleRamp bound a schedule's duration
+	// and ramp (the cron library looks five years ahead; a floor longer than
+	// a year is a minReplicas).
+	MaxScheduleDuration = 366 * 24 * time.Hour
+	MaxScheduleRamp     = 24 * time.Hour
 	// MinSyncPeriodSeconds and MaxSyncPeriodSeconds bound
 	// spec.syncPeriodSeconds (upstream's KEP-6003 shape: whole seconds, no
 	// sub-second periods, at most an hour).
@@ -24,8 +31,8 @@ const (
 // through the scale-down stabilization window and policies) and never goes
 // above spec.maxReplicas. Overlapping schedules take the largest floor.
 //
-// +kubebuilder:validation:XValidation:rule="duration(self.duration) > duration('0s')",message="must be greater than zero",fieldPath=".duration",reason=FieldValueInvalid
-// +kubebuilder:validation:XValidation:rule="!has(self.ramp) || duration(self.ramp) >= duration('0s')",message="must not be negative",fieldPath=".ramp",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="duration(self.duration) > duration('0s') && duration(self.duration) <= duration('8784h')",message="must be greater than zero and at most 366 days",fieldPath=".duration",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.ramp) || (duration(self.ramp) >= duration('0s') && duration(self.ramp) <= duration('24h'))",message="must be between 0 and 24h",fieldPath=".ramp",reason=FieldValueInvalid
 type ScheduleSpec struct {
 	// name names the schedule in conditions, events and decision records
 	// (default: schedules[i]).
@@ -53,7 +60,8 @@ type ScheduleSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone string `json:"timeZone,omitempty"`
 
-	// duration is how long the floor holds after each start (> 0).
+	// duration is how long the floor holds after each start (> 0, at most
+	// 366 days).
 	// +required
 	Duration metav1.Duration `json:"duration"`
 
@@ -63,7 +71,8 @@ type ScheduleSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	MinReplicas int32 `json:"minReplicas"`
 
-	// ramp starts raising the floor this long before each start: at time t
+	// ramp (at most 24h) starts raising the floor this long before each
+	// start: at time t
 	// within [start-ramp, start) the floor is spec.minReplicas +
 	// ceil((minReplicas - spec.minReplicas) × (t - (start-ramp)) / ramp), so
 	// it reaches minReplicas at start. Unset or 0: the floor steps up at

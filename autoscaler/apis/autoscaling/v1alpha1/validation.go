@@ -109,11 +109,14 @@ func ValidateSchedule(s *ScheduleSpec, maxReplicas int32, fldPath *field.Path) f
 	if _, err := ParseCron(s.Cron, loc); err != nil {
 		errs = append(errs, field.Invalid(fldPath.Child("cron"), s.Cron, err.Error()))
 	}
-	if s.Duration.Duration <= 0 {
-		errs = append(errs, field.Invalid(fldPath.Child("duration"), s.Duration.Duration.String(), "must be greater than zero"))
+	switch d := s.Duration.Duration; {
+	case d <= 0:
+		errs = append(errs, field.Invalid(fldPath.Child("duration"), d.String(), "must be greater than zero"))
+	case d > MaxScheduleDuration:
+		errs = append(errs, field.Invalid(fldPath.Child("duration"), d.String(), "must be at most 366 days (8784h)"))
 	}
-	if s.Ramp != nil && s.Ramp.Duration < 0 {
-		errs = append(errs, field.Invalid(fldPath.Child("ramp"), s.Ramp.Duration.String(), "must not be negative"))
+	if s.Ramp != nil && (s.Ramp.Duration < 0 || s.Ramp.Duration > MaxScheduleRamp) {
+		errs = append(errs, field.Invalid(fldPath.Child("ramp"), s.Ramp.Duration.String(), "must be between 0 and 24h"))
 	}
 	switch {
 	case s.MinReplicas < 1:
