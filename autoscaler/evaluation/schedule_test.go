@@ -374,3 +374,27 @@ func TestFromAutoscalerSchedulesAndSyncPeriod(t *testing.T) {
 		t.Error("unset syncPeriodSeconds: want 0 (the controller's period)")
 	}
 }
+
+// A target the autoscaler scaled to zero wakes for a schedule even while
+// every metric is below its activation; one set to zero by someone else stays
+// disabled, as upstream.
+func TestFloorWakesFromZero(t *testing.T) {
+	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 3)
+	for _, scaledToZero := range []bool{true, false} {
+		var h History
+		in := scheduled(&h, 0, 0, utc("2026-11-23T12:01:00Z"), s)
+		zero := int32(0)
+		in.Spec.HPA.MinReplicas = &zero
+		in.Spec.MetricOptions = []MetricOptions{{Activation: qty("1")}}
+		if scaledToZero {
+			in.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue}}
+		}
+		res := Evaluate(in)
+		switch {
+		case scaledToZero && (!res.Write || res.Desired != 3):
+			t.Errorf("scaled to zero by the autoscaler: write %v desired %d, want a wake to the floor 3", res.Write, res.Desired)
+		case !scaledToZero && res.Write:
+			t.Errorf("set to zero by someone else: wrote %d, want scaling disabled", res.Desired)
+		}
+	}
+}
