@@ -98,8 +98,8 @@ const MinRequeue = time.Second
 // the autoscaler is evaluated again: its own sync period (s.SyncPeriod, else
 // global, the controller's --horizontal-pod-autoscaler-sync-period),
 // shortened when a schedule's floor changes sooner (a ramp's start or step, a
-// start, an end), so a floor applies on time even under a long period; at
-// least MinRequeue. The controller requeues with it and `ebbflow simulate`
+// start, an end; never below MinRequeue), so a floor applies on time even
+// under a long period. The controller requeues with it and `ebbflow simulate`
 // steps with it.
 func (s *Spec) NextEvaluation(f *Floor, now time.Time, global time.Duration) time.Duration {
 	d := global
@@ -107,9 +107,9 @@ func (s *Spec) NextEvaluation(f *Floor, now time.Time, global time.Duration) tim
 		d = s.SyncPeriod
 	}
 	if !f.NextChange.IsZero() {
-		d = min(d, f.NextChange.Sub(now))
+		d = min(d, max(f.NextChange.Sub(now), MinRequeue))
 	}
-	return max(d, MinRequeue)
+	return d
 }
 
 // syncPeriodOf is spec.syncPeriodSeconds as a duration (0: the controller's

@@ -398,3 +398,28 @@ func TestFloorWakesFromZero(t *testing.T) {
 		}
 	}
 }
+
+func TestNextEvaluation(t *testing.T) {
+	now := utc("2026-11-23T11:59:00Z")
+	soon := Floor{NextChange: now.Add(20 * time.Second)}
+	now1 := Floor{NextChange: now.Add(time.Millisecond)}
+	for _, tc := range []struct {
+		spec   time.Duration
+		floor  Floor
+		global time.Duration
+		want   time.Duration
+	}{
+		{0, Floor{}, 15 * time.Second, 15 * time.Second},                    // the controller's period
+		{0, Floor{}, 500 * time.Millisecond, 500 * time.Millisecond},        // a global period below 1 s is the operator's
+		{5 * time.Second, Floor{}, 15 * time.Second, 5 * time.Second},       // the spec's
+		{time.Minute, soon, 15 * time.Second, 20 * time.Second},             // a floor change sooner
+		{5 * time.Second, soon, 15 * time.Second, 5 * time.Second},          // the period sooner
+		{time.Minute, now1, 15 * time.Second, MinRequeue},                   // never below the floor
+		{time.Minute, Floor{NextChange: now}, 15 * time.Second, MinRequeue}, // a change now
+	} {
+		s := Spec{SyncPeriod: tc.spec}
+		if got := s.NextEvaluation(&tc.floor, now, tc.global); got != tc.want {
+			t.Errorf("period %s, next change %v, global %s: %s, want %s", tc.spec, tc.floor.NextChange, tc.global, got, tc.want)
+		}
+	}
+}
