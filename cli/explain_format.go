@@ -10,11 +10,13 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 // decisionView is what explain shows of one autoscaling object: its identity,
@@ -90,6 +92,11 @@ func writeHeader(b *strings.Builder, v decisionView, now time.Time) {
 	fmt.Fprintf(tw, "Decided:\t%s (%s ago)\n", rec.Time.UTC().Format(time.RFC3339), age(now.Sub(rec.Time.Time)))
 	if rec.Error != "" {
 		fmt.Fprintf(tw, "Error:\t%s\n", oneLine(rec.Error))
+	}
+	for _, c := range v.Conditions {
+		if c.Type == evaluation.ConditionSchedule && c.Status == corev1.ConditionTrue {
+			fmt.Fprintf(tw, "Schedule:\t%s\n", oneLine(c.Message))
+		}
 	}
 	_ = tw.Flush()
 }

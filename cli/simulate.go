@@ -42,9 +42,10 @@ type simulateOptions struct {
 }
 
 const simulateLong = `simulate replays Prometheus history through ebbflow-autoscaler's evaluation
-(the same proposals, behaviors, stabilization, tolerances and extensions) on a
-simulated clock, one evaluation every --step, and shows what each spec would
-have done.
+(the same proposals, behaviors, stabilization, tolerances and extensions,
+schedules included) on a simulated clock, one evaluation every --step (or every
+spec.syncPeriodSeconds when longer, and at a schedule's start, as the
+controller), and shows what each spec would have done.
 
 Each metric of the spec is translated to PromQL by the rules of --rules, exactly
 as ebbflow-adapter would (same discovery, same queries), and read with one
@@ -114,7 +115,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.DurationVar(&o.since, "since", o.since, "Replay the last duration (ignored with --start).")
 	fs.StringVar(&o.start, "start", "", "Start of the range (RFC 3339, e.g. 2026-11-22T08:00:00Z).")
 	fs.StringVar(&o.end, "end", "", "End of the range (RFC 3339); default now.")
-	fs.DurationVar(&o.step, "step", o.step, "Time between two evaluations: the autoscaler's sync period.")
+	fs.DurationVar(&o.step, "step", o.step, "Time between two steps of the replay, the controller's sync period; not given, the shortest spec.syncPeriodSeconds of the specs when shorter. A spec with a longer syncPeriodSeconds is evaluated at that period.")
 	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: table (summary and changes) or json (every step).")
 	fs.StringVar(&o.plot, "plot", "", "Also write a PNG plot (metric against target, actual and simulated replicas per spec) to this file.")
 	fs.DurationVar(&o.podStartup, "pod-startup", o.podStartup, "Time a new simulated pod takes to become ready.")

@@ -27,15 +27,16 @@ type replayed struct {
 
 func (o *simulateOptions) run(cmd *cobra.Command) error {
 	ctx := cmd.Context()
+	specs, err := loadSpecs(o.files)
+	if err != nil {
+		return err
+	}
+	o.step = stepFor(specs, o.step, cmd.Flags().Changed("step"), cmd.ErrOrStderr())
 	shown, err := o.timeRange()
 	if err != nil {
 		return err
 	}
 	rng, warm, err := withWarmup(shown, o.warmup)
-	if err != nil {
-		return err
-	}
-	specs, err := loadSpecs(o.files)
 	if err != nil {
 		return err
 	}
@@ -93,6 +94,25 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	}
 	writeSimulationTable(cmd.OutOrStdout(), out, rng.Step)
 	return nil
+}
+
+// stepFor is the replay's step: --step when given (a spec whose
+// syncPeriodSeconds is shorter is evaluated every step, with a warning on
+// w), else the shortest spec.syncPeriodSeconds of the specs when shorter than
+// the default. A spec with a longer period is evaluated at its period (see
+// simulate.Config).
+func stepFor(specs []namedSpec, step time.Duration, given bool, w io.Writer) time.Duration {
+	for _, s := range specs {
+		p := s.spec.SyncPeriod
+		switch {
+		case p <= 0 || p >= step:
+		case given:
+			fmt.Fprintf(w, "warning: %s: syncPeriodSeconds %s is shorter than --step %s; it is evaluated every %s\n", s.name, p, step, step)
+		default:
+			step = p
+		}
+	}
+	return step
 }
 
 // timeRange is the range of the flags, to the millisecond (Prometheus' resolution).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -128,6 +129,9 @@ func parseSpec(raw []byte) (s namedSpec, ok bool, err error) {
 		var a v1alpha1.Autoscaler
 		if err := yaml.UnmarshalStrict(raw, &a); err != nil {
 			return namedSpec{}, false, err
+		}
+		if errs := v1alpha1.ValidateSchedulingSpec(&a.Spec, field.NewPath("spec")); len(errs) > 0 {
+			return namedSpec{}, false, errs.ToAggregate()
 		}
 		return namedSpec{name: "Autoscaler/" + a.Name, namespace: a.Namespace, spec: evaluation.FromAutoscaler(&a.Spec)}, true, nil
 	case head.Kind == "HorizontalPodAutoscaler" && head.APIVersion == autoscalingv2.SchemeGroupVersion.String():

@@ -20,7 +20,8 @@
 // cluster.go (nodes and ConfigMaps of ClusterProportional metrics),
 // selfmetrics.go (the controller's Prometheus metrics).
 //
-// Each object is evaluated once per sync period; its history lives in
+// Each object is evaluated once per sync period (its spec.syncPeriodSeconds,
+// else --horizontal-pod-autoscaler-sync-period; period.go); its history lives in
 // memory (the scale events are also stored on the object, for a takeover)
 // and is dropped when the object is deleted.
 package controller
@@ -112,6 +113,7 @@ type Controller struct {
 	podSource *podSource
 	cluster   *clusterWatch
 	reads     *readLimiter
+	periods   *periods
 }
 
 // New returns a controller over backends and registers its event handlers on
@@ -133,6 +135,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		tracker: newSelectorTracker(),
 		writes:  newWriteTracker(),
 		reads:   newReadLimiter(cfg.MetricReadsPerEvaluation, cfg.MaxConcurrentMetricReads, deps.SelfMetrics),
+		periods: newPeriods(),
 	}
 	pods, err := newPodSource(deps.Pods)
 	if err != nil {
@@ -186,7 +189,7 @@ func (c *Controller) worker(ctx context.Context) {
 }
 
 // processNextWorkItem evaluates one key and schedules its next evaluation one
-// sync period later (unless the object is gone).
+// sync period later (its own, see period.go; unless the object is gone).
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
@@ -204,7 +207,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.deps.SelfMetrics.fenced()
 		klog.FromContext(ctx).V(2).Info("Skipped an evaluation: the leader election Lease is not known to be held", "key", key)
 		c.queue.Forget(key)
-		c.enqueueAfter(key, c.cfg.SyncPeriod)
+		c.enqueueAfter(key, c.periods.of(key, c.cfg.SyncPeriod))
 		return true
 	}
 	deleted, err := c.sync(fenced, key)
@@ -213,7 +216,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 	c.queue.Forget(key)
 	if !deleted {
-		c.enqueueAfter(key, c.cfg.SyncPeriod)
+		c.enqueueAfter(key, c.periods.of(key, c.cfg.SyncPeriod))
 	}
 	return true
 }

@@ -15,6 +15,7 @@ type SelfMetrics struct {
 	outcomes          *prometheus.CounterVec
 	writes            *prometheus.CounterVec
 	fallbacks         *prometheus.GaugeVec
+	floors            *prometheus.GaugeVec
 	inFlight          prometheus.Gauge
 	fencedEvals       prometheus.Counter
 }
@@ -59,6 +60,11 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "fallback_active",
 			Help:      "1 while an autoscaler's fallback applies (a metric failed or stale for fallback.after), else 0; by kind, namespace and name.",
 		}, []string{"kind", "namespace", "name"}),
+		floors: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "schedule_floor_replicas",
+			Help:      "The floor an autoscaler's spec.schedules hold (0: no schedule active); only autoscalers with schedules; by kind, namespace and name.",
+		}, []string{"kind", "namespace", "name"}),
 		fencedEvals: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "fenced_evaluations_total",
@@ -70,7 +76,7 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Help:      "Metric reads in flight over all workers (bounded by --max-concurrent-metric-reads).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.fencedEvals, m.inFlight} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.floors, m.fencedEvals, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -156,6 +162,23 @@ func (m *SelfMetrics) fallback(key string, active bool) {
 	m.fallbacks.WithLabelValues(kind, namespace, name).Set(v)
 }
 
+// scheduleFloor sets the schedule floor gauge of the object behind key, or
+// drops it when the object has no schedules.
+func (m *SelfMetrics) scheduleFloor(key string, has bool, floor int32) {
+	if m == nil {
+		return
+	}
+	kind, namespace, name, err := splitKey(key)
+	if err != nil {
+		return
+	}
+	if !has {
+		m.floors.DeleteLabelValues(kind, namespace, name)
+		return
+	}
+	m.floors.WithLabelValues(kind, namespace, name).Set(float64(floor))
+}
+
 // forget drops the per-object series of the object behind key.
 func (m *SelfMetrics) forget(key string) {
 	if m == nil {
@@ -163,5 +186,6 @@ func (m *SelfMetrics) forget(key string) {
 	}
 	if kind, namespace, name, err := splitKey(key); err == nil {
 		m.fallbacks.DeleteLabelValues(kind, namespace, name)
+		m.floors.DeleteLabelValues(kind, namespace, name)
 	}
 }

@@ -61,6 +61,7 @@ func (c *Controller) forget(key string) {
 	c.due.forget(key)
 	c.deps.SelfMetrics.forget(key)
 	c.cluster.forget(key)
+	c.periods.forget(key)
 }
 
 // evaluate is one evaluation, read top to bottom:
@@ -88,6 +89,7 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	}
 	scale := c.observe(ctx, key, obj, &in)
 	res := evaluation.Evaluate(in)
+	c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, now, c.cfg.SyncPeriod))
 	if res.Write {
 		res.Written(c.act(ctx, obj, scale, &res), c.deps.Clock.Now())
 	}
@@ -163,6 +165,7 @@ func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Ob
 		}
 	}
 	m.fallback(key, res.FallbackActive)
+	m.scheduleFloor(key, len(obj.Spec.Schedules) > 0, res.Floor.Replicas)
 	for _, e := range res.Events {
 		c.deps.Recorder.Event(obj.Source, e.Type, e.Reason, e.Message)
 	}

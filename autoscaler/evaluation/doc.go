@@ -31,8 +31,13 @@
 //  4. Extensions (extensions.go: their spec, and pause and dry-run, which act
 //     on the final count and only hold back the write): fallback and
 //     activation (fallback_activation.go) act on the combined proposal
-//     before normalization, so they are paced like any proposal. With none
-//     set the decision is upstream's.
+//     before normalization, so they are paced like any proposal; then the
+//     schedules' floor (schedule.go: ActiveFloor, a function of the spec and
+//     the clock; withFloor) raises that proposal, so a rise follows the
+//     scale-up behavior and the release at a schedule's end the scale-down
+//     one. schedule.go also says when the autoscaler is next due
+//     (Spec.NextEvaluation: spec.syncPeriodSeconds, sooner at a floor's
+//     change). With none set the decision is upstream's.
 //  5. Write and after (evaluation.go: Result.Write, Written): the
 //     conditions and event upstream sets after a rescale, the scale event
 //     the behavior policies count (input.go: History, what an autoscaler

@@ -66,6 +66,8 @@ type Result struct {
 	Err error
 	// FallbackActive is true while the fallback applies.
 	FallbackActive bool
+	// Floor is the schedules' floor at Now (schedule.go).
+	Floor Floor
 	// Scaled is true when Written was told of a successful write.
 	Scaled bool
 
@@ -170,6 +172,7 @@ func (r *Result) compute() {
 	bounds := boundsOf(in)
 	gate := Check(bounds)
 	extIn := proposalInputOf(in)
+	r.Floor = ActiveFloor(in.Spec.Schedules, bounds.MinReplicas, in.Now)
 	din := decideInput{
 		Bounds: bounds, Gate: &gate,
 		Normalize: behavior.Request{
@@ -202,6 +205,7 @@ func (r *Result) compute() {
 			din.Override = r.ext.Override
 		}
 		r.applyForecasts(&din)
+		din.Override = withFloor(din.Override, r.Floor, bounds.CurrentReplicas)
 		r.Decision = decide(din)
 	default:
 		r.ext.State = extIn.State
@@ -224,6 +228,7 @@ func (r *Result) compute() {
 		r.set(d.Outcome.AbleToScale, in.Now)
 		r.set(d.Outcome.ScalingLimited, in.Now)
 	}
+	r.scheduleCondition(&r.Floor)
 }
 
 // finish is the last step: the extensions' conditions and events, the

@@ -100,6 +100,10 @@ type Spec struct {
 	// Proportional are the ClusterProportional metrics (Autoscalers only);
 	// they are not in HPA.Metrics.
 	Proportional []ProportionalSource
+	// Schedules are spec.schedules and SyncPeriod spec.syncPeriodSeconds
+	// (Autoscalers only; 0: the controller's period), see schedule.go.
+	Schedules  []Schedule
+	SyncPeriod time.Duration
 }
 
 // FromAutoscaler returns the evaluation's view of an Autoscaler's spec. The
@@ -110,6 +114,8 @@ func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
 		Extensions:    extensionsOf(spec),
 		MetricOptions: metricOptionsOf(spec.Metrics),
 		Proportional:  proportionalOf(spec.Metrics),
+		Schedules:     compileSchedules(spec),
+		SyncPeriod:    syncPeriodOf(spec),
 	}
 }
 

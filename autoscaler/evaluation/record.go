@@ -44,6 +44,8 @@ type recordInput struct {
 	Forecasts []forecastOutcome
 	// Scaled is true when the scale was written.
 	Scaled bool
+	// Floor is the schedules' floor.
+	Floor *Floor
 	// Err is the failure of the evaluation, if any (scale read, metrics,
 	// scale write).
 	Err error
@@ -131,6 +133,7 @@ func (r *Result) recordInput() recordInput {
 		Adjusted:        r.holds,
 		Forecasts:       r.forecastOutcomes,
 		Scaled:          r.Scaled,
+		Floor:           &r.Floor,
 		Err:             r.Err,
 	}
 	if in.ScaleErr != nil {

@@ -53,6 +53,10 @@ func steps(in recordInput, messages bool) []v1alpha1.DecisionStep {
 			add(s.Stage, s.From, s.To, s.Message)
 		}
 	}
+	if floorUnused(in.Floor, &d) {
+		p := max(d.Aggregate.Replicas, 0)
+		add(StageSchedule, p, p, in.Floor.message()+": not above what the metrics decide")
+	}
 	if o := d.Outcome; o != nil && d.Aggregate != nil {
 		proposal := max(d.Aggregate.Replicas, 0)
 		if d.Override != nil {

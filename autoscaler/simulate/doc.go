@@ -26,5 +26,11 @@
 //     a ConfigMap, or that counts the nodes of a selector, cannot be
 //     replayed: ValidateMetrics refuses it, naming the metric.
 //
+// The spec's schedules and syncPeriodSeconds replay as the controller runs
+// them: the floor is computed by the evaluation from the simulated clock, and
+// a step evaluates only when the spec is due (evaluation.Spec.NextEvaluation:
+// every step, or every syncPeriodSeconds when longer, sooner at a schedule's
+// start); the steps between observe the load and the pods.
+//
 // Everything here is pure: Run reads values and returns values.
 package simulate

@@ -40,6 +40,8 @@ type replay struct {
 	samples      []replicas.Samples
 	values       []int64
 	ratios       []float64
+	// due is when the autoscaler is next evaluated (see Spec.NextEvaluation).
+	due time.Time
 }
 
 func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
@@ -104,8 +106,16 @@ func (r *replay) step(i int) Step {
 		}
 		in.Readings, in.Proportional = r.readings, r.proportional
 	}
+	out.Replicas = current
+	if now.Before(r.due) {
+		// Not due (a spec.syncPeriodSeconds longer than the step): observed
+		// only.
+		r.underProvisioned(&out)
+		return out
+	}
 	res := evaluation.Evaluate(in)
-	out.Replicas, out.Failed = current, res.Decision.Failed
+	r.due = now.Add(r.spec.NextEvaluation(&res.Floor, now, r.cfg.Step))
+	out.Failed = res.Decision.Failed
 	if res.Decision.Failed && res.Decision.Err != nil {
 		out.Reason = res.Decision.Err.Error()
 	}
@@ -121,12 +131,18 @@ func (r *replay) step(i int) Step {
 			out.Values[j], out.Ratios[j] = 0, usageRatio(r.kinds[j], r.spec.HPA.Metrics[j], 0, current)
 		}
 	}
+	r.underProvisioned(&out)
+	return out
+}
+
+// underProvisioned marks out when some metric's usage ratio exceeds the
+// scale-up tolerance.
+func (r *replay) underProvisioned(out *Step) {
 	for _, ratio := range out.Ratios {
 		if ratio > 1+r.tolerances.ScaleUp {
 			out.UnderProvisioned = true
 		}
 	}
-	return out
 }
 
 // size is the recorded cluster size of series k at step i, as the node

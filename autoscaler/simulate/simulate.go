@@ -26,8 +26,11 @@ var ErrNoSample = errors.New("no sample recorded at this time")
 
 // Config is the replay's clock and the controller settings it runs with.
 type Config struct {
-	// Start is the time of the first evaluation; one evaluation runs every
-	// Step, Steps times.
+	// Start is the time of the first evaluation; one step runs every Step,
+	// Steps times. A step evaluates when the spec is due: every step, or
+	// every spec.syncPeriodSeconds when that is longer (sooner when a
+	// schedule's floor changes; Spec.NextEvaluation); the steps between only
+	// observe.
 	Start time.Time
 	Step  time.Duration
 	Steps int

@@ -52,6 +52,7 @@ type Autoscaler struct {
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.paused) && self.paused && has(self.dryRun) && self.dryRun)",message="paused and dryRun are exclusive: a paused autoscaler decides nothing to rehearse; set one of them",fieldPath=".dryRun",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=".maxReplicas",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.schedules) || self.schedules.all(s, s.minReplicas <= self.maxReplicas)",message="a schedule's minReplicas must be less than or equal to maxReplicas",fieldPath=".schedules",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas != 0 || (has(self.metrics) && self.metrics.exists(m, m.type == 'Object' || m.type == 'External'))",message="must specify at least one Object or External metric to support scaling to zero replicas",fieldPath=".metrics",reason=FieldValueForbidden
 type AutoscalerSpec struct {
 	// scaleTargetRef points to the target resource to scale (any resource
@@ -126,6 +127,24 @@ type AutoscalerSpec struct {
 	// target's scale. Exclusive with paused.
 	// +optional
 	DryRun bool `json:"dryRun,omitempty"`
+
+	// schedules are floors for known events (cron, time zone, duration,
+	// minReplicas, ramp): the largest active floor raises the metrics'
+	// proposal before the behaviors. At most 20.
+	// +listType=atomic
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	Schedules []ScheduleSpec `json:"schedules,omitempty"`
+
+	// syncPeriodSeconds is how often this autoscaler is evaluated, in
+	// seconds (1 to 3600), overriding ebbflow-autoscaler's
+	// --horizontal-pod-autoscaler-sync-period (default 15 s), as upstream's
+	// KEP-6003 proposes for HPAs. `ebbflow simulate` evaluates it at this
+	// period too.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	SyncPeriodSeconds *int32 `json:"syncPeriodSeconds,omitempty"`
 }
 
 // AutoscalerStatus has every field of autoscaling/v2
