@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	naming "github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // backendGroups are the query groups of one backend.
@@ -43,7 +43,7 @@ type backendResult struct {
 // collectBackends lists every backend concurrently (one goroutine per backend;
 // each backend's Guard bounds its own requests), so a slow or failing backend does
 // not hold up the others.
-func (d *Discoverer) collectBackends(ctx context.Context, rules []*naming.Rule, backends []backendGroups) []backendResult {
+func (d *Discoverer) collectBackends(ctx context.Context, rules []*rules.Rule, backends []backendGroups) []backendResult {
 	results := make([]backendResult, len(backends))
 	var wg sync.WaitGroup
 	for i, b := range backends {

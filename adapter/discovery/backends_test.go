@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -165,7 +165,7 @@ func TestMergeByRule(t *testing.T) {
 	}
 }
 
-func compileRulesWith(t *testing.T, text string, backends []string) []*naming.Rule {
+func compileRulesWith(t *testing.T, text string, backends []string) []*rules.Rule {
 	t.Helper()
 	set, err := ruleset.ParseWith([]byte(text), ruleset.Options{Backends: backends})
 	if err != nil {

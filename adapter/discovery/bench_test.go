@@ -20,8 +20,8 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -293,7 +293,7 @@ func seriesServer(tb testing.TB, n int) *httptest.Server {
 }
 
 // benchRuleSet compiles benchRules and checks that the fake answers its queries.
-func benchRuleSet(tb testing.TB) []*naming.Rule {
+func benchRuleSet(tb testing.TB) []*rules.Rule {
 	tb.Helper()
 	set, err := ruleset.Parse([]byte(benchRules), config.DefaultRESTMapper())
 	if err != nil {
@@ -336,7 +336,7 @@ func BenchmarkDiscovery(b *testing.B) {
 	}
 }
 
-func benchStreamed(b *testing.B, srv *httptest.Server, rules []*naming.Rule) {
+func benchStreamed(b *testing.B, srv *httptest.Server, rules []*rules.Rule) {
 	client, err := prom.NewHTTPClient(srv.URL, srv.Client(), prom.VerbGET)
 	if err != nil {
 		b.Fatal(err)
@@ -366,7 +366,7 @@ func benchStreamed(b *testing.B, srv *httptest.Server, rules []*naming.Rule) {
 	b.ReportMetric(float64(d.Registry().SeriesSeen()), "series/op")
 }
 
-func benchNaive(b *testing.B, srv *httptest.Server, rules []*naming.Rule) {
+func benchNaive(b *testing.B, srv *httptest.Server, rules []*rules.Rule) {
 	c, err := api.NewClient(api.Config{Address: srv.URL, Client: srv.Client()})
 	if err != nil {
 		b.Fatal(err)

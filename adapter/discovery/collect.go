@@ -7,14 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // collector accumulates what a stream of series says about a set of rules. It keeps,
 // per rule and series name, the distinct label-name sets seen; each distinct set is
 // stored once (interned), so a million series of the same shape cost one entry.
 type collector struct {
-	rules  []*naming.Rule
+	rules  []*rules.Rule
 	sets   map[string]*labelSet       // interned label-name sets by joined key
 	seen   map[int]map[string]setKeys // rule position -> series name -> sets
 	series int
@@ -34,7 +34,7 @@ type labelSet struct {
 
 type setKeys map[string]struct{}
 
-func newCollector(rules []*naming.Rule) *collector {
+func newCollector(rules []*rules.Rule) *collector {
 	return &collector{rules: rules, sets: map[string]*labelSet{}, seen: map[int]map[string]setKeys{}, names: map[nameKey]bool{}}
 }
 
@@ -95,7 +95,7 @@ func (c *collector) registry(scope Scoper) *Registry {
 			keys := bySeries[series]
 			metric, _ := rule.MetricName(series)
 			target := Target{Rule: rule, Series: series}
-			if rule.Kind() == naming.External {
+			if rule.Kind() == rules.External {
 				reg.external[metric] = target
 				continue
 			}

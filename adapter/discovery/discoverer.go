@@ -14,8 +14,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Options configure a Discoverer.
@@ -58,7 +58,7 @@ var ErrTooManySeries = errors.New("too many series")
 type Discoverer struct {
 	opts    Options
 	clients prom.Backends
-	rules   atomic.Pointer[[]*naming.Rule]
+	rules   atomic.Pointer[[]*rules.Rule]
 	reg     atomic.Pointer[Registry]
 	synced  atomic.Bool
 	metrics *metrics
@@ -104,13 +104,13 @@ func New(opts Options) (*Discoverer, error) {
 		return nil, err
 	}
 	d := &Discoverer{opts: opts, clients: prom.WithDefault(opts.Client, opts.Backends), metrics: m, lastTry: map[string]time.Time{}, limiter: rate.NewLimiter(opts.OnDemandRate, burst)}
-	d.rules.Store(&[]*naming.Rule{})
+	d.rules.Store(&[]*rules.Rule{})
 	return d, nil
 }
 
 // SetRules replaces the rules used by later discoveries. The current registry keeps
 // serving until the next successful relist, which callers usually start right away.
-func (d *Discoverer) SetRules(rules []*naming.Rule) {
+func (d *Discoverer) SetRules(rules []*rules.Rule) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.rules.Store(&rules)
@@ -217,7 +217,7 @@ type queryGroup struct {
 
 // groupByQuery groups rules whose backends and series queries are identical, so
 // each query is sent once to each backend, in first-appearance order.
-func groupByQuery(rules []*naming.Rule) []queryGroup {
+func groupByQuery(rules []*rules.Rule) []queryGroup {
 	var groups []queryGroup
 	pos := map[[2]string]int{}
 	for i, r := range rules {
@@ -234,7 +234,7 @@ func groupByQuery(rules []*naming.Rule) []queryGroup {
 
 // collect streams the series of each group, all of one backend, into a new
 // registry.
-func (d *Discoverer) collect(ctx context.Context, rules []*naming.Rule, backend string, groups []queryGroup) (*Registry, error) {
+func (d *Discoverer) collect(ctx context.Context, rules []*rules.Rule, backend string, groups []queryGroup) (*Registry, error) {
 	client, err := d.clients.For(backend)
 	if err != nil {
 		return nil, err

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -49,7 +49,7 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
 `
 
-func compileRules(t testing.TB, text string) []*naming.Rule {
+func compileRules(t testing.TB, text string) []*rules.Rule {
 	t.Helper()
 	set, err := ruleset.Parse([]byte(text), config.DefaultRESTMapper())
 	if err != nil {

@@ -9,15 +9,14 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Target is what a request needs to build its query: the rule and the series name.
 type Target struct {
-	Rule   *naming.Rule
+	Rule   *rules.Rule
 	Series string
 }
 
@@ -109,11 +108,4 @@ func (r *Registry) merged(add *Registry) *Registry {
 		out.external[k] = v
 	}
 	return out
-}
-
-// Scoper tells whether a resource's objects live in namespaces.
-type Scoper interface {
-	// Namespaced reports whether gr is namespace-scoped; unknown resources are
-	// reported as namespaced, the common case.
-	Namespaced(gr schema.GroupResource) bool
 }

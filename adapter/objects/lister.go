@@ -42,6 +42,7 @@ type CacheLister struct {
 var _ Lister = (*CacheLister)(nil)
 
 // NewCacheLister returns a lister reading through client; call Start before Names.
+// Nothing runs until Start.
 func NewCacheLister(client metadata.Interface, mapper meta.RESTMapper, resync time.Duration) *CacheLister {
 	return &CacheLister{
 		mapper:    mapper,
@@ -50,8 +51,9 @@ func NewCacheLister(client metadata.Interface, mapper meta.RESTMapper, resync ti
 	}
 }
 
-// Start makes the lister usable; informers stop when ctx is done. Warm lists
-// resources whose informers start now rather than on first request.
+// Start makes the lister usable and starts the informers registered so far (by
+// GenericLister); they stop when ctx is done. Warm lists resources whose informers
+// start now rather than on first request.
 func (l *CacheLister) Start(ctx context.Context, warm ...schema.GroupResource) error {
 	l.mu.Lock()
 	l.ctx = ctx
@@ -61,11 +63,18 @@ func (l *CacheLister) Start(ctx context.Context, warm ...schema.GroupResource) e
 			return err
 		}
 	}
+	l.factory.Start(ctx.Done())
 	return nil
 }
 
 // Names implements Lister.
 func (l *CacheLister) Names(ctx context.Context, gr schema.GroupResource, namespace string, selector labels.Selector) ([]string, error) {
+	l.mu.Lock()
+	started := l.ctx != nil
+	l.mu.Unlock()
+	if !started {
+		return nil, fmt.Errorf("object lister not started")
+	}
 	inf, err := l.informerFor(gr)
 	if err != nil {
 		return nil, err
@@ -102,16 +111,15 @@ func (l *CacheLister) informerFor(gr schema.GroupResource) (informers.GenericInf
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ctx == nil {
-		return nil, fmt.Errorf("object lister not started")
-	}
 	if inf, ok := l.informers[gvr]; ok {
 		return inf, nil
 	}
 	inf := l.factory.ForResource(gvr)
 	inf.Informer() // register with the factory before starting it
 	l.informers[gvr] = inf
-	l.factory.Start(l.ctx.Done())
+	if l.ctx != nil { // started: run the new informer now
+		l.factory.Start(l.ctx.Done())
+	}
 	return inf, nil
 }
 

@@ -65,7 +65,7 @@ func TestQueriesGoToTheRulesBackend(t *testing.T) {
 	if err := d.Relist(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{Prom: def, Backends: named, Registry: d, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: prometheus.NewRegistry()})
+	p, err := New(Options{Prom: def, Backends: named, Discovery: d, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 		b.Fatal(err)
 	}
 	p, err := provider.New(provider.Options{
-		Prom: pc, Registry: d, Lister: lister, Mapper: mapper,
+		Prom: pc, Discovery: d, Lister: lister, Mapper: mapper,
 		NamespaceQueryThreshold: threshold, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider/helpers"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const apiCustom = "custom.metrics.k8s.io"
@@ -21,30 +21,30 @@ const apiCustom = "custom.metrics.k8s.io"
 func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValue, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiCustom, start, err) }()
-	info, target, err := p.customTarget(ctx, info)
+	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
 	if err != nil {
 		return nil, err
 	}
-	q, err := target.Rule.CustomQuery(naming.CustomRequest{
+	sel, err := rules.ParseSelector(metricSelector)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	q, err := target.Rule.Custom(rules.CustomRequest{
 		Series: target.Series, Namespace: name.Namespace, Resource: info.GroupResource,
-		Names: []string{name.Name}, MetricSelector: metricSelector,
+		Names: []string{name.Name}, MetricSelector: sel,
 	})
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	vec, err := p.query(ctx, target.Rule, q)
+	vec, err := p.query(ctx, target.Rule, q.PromQL)
 	if err != nil {
 		return nil, err
 	}
-	label, err := target.Rule.LabelForResource(info.GroupResource)
-	if err != nil {
-		return nil, queryError(ctx, err)
-	}
-	sample, ok := vec.byLabel(label, p.dropNaN(target.Rule))[name.Name]
+	sample, ok := vec.byLabel(q.Label, p.dropNaN(target.Rule))[name.Name]
 	if !ok {
 		return nil, provider.NewMetricNotFoundForError(info.GroupResource, info.Metric, name.Name)
 	}
-	return p.metricValue(name, info, metricSelector, sample)
+	return p.metricValue(name, info, sel, sample)
 }
 
 // GetMetricBySelector implements provider.CustomMetricsProvider. Object names come
@@ -55,7 +55,7 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValueList, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiCustom, start, err) }()
-	info, target, err := p.customTarget(ctx, info)
+	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
 	if err != nil {
 		return nil, err
 	}
@@ -67,26 +67,26 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if len(names) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(info.GroupResource, info.Metric, "*", selector)
 	}
-	req := naming.CustomRequest{
+	sel, err := rules.ParseSelector(metricSelector)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	req := rules.CustomRequest{
 		Series: target.Series, Namespace: namespace, Resource: info.GroupResource,
-		Names: names, MetricSelector: metricSelector,
+		Names: names, MetricSelector: sel,
 	}
 	if p.useNamespaceQuery(target, len(names)) {
 		req.Names = nil
 	}
-	q, err := target.Rule.CustomQuery(req)
+	q, err := target.Rule.Custom(req)
 	if err != nil {
 		return nil, queryError(ctx, err)
 	}
-	vec, err := p.query(ctx, target.Rule, q)
+	vec, err := p.query(ctx, target.Rule, q.PromQL)
 	if err != nil {
 		return nil, err
 	}
-	label, err := target.Rule.LabelForResource(info.GroupResource)
-	if err != nil {
-		return nil, queryError(ctx, err)
-	}
-	byName := vec.byLabel(label, p.dropNaN(target.Rule))
+	byName := vec.byLabel(q.Label, p.dropNaN(target.Rule))
 	items := make([]custom_metrics.MetricValue, 0, len(names))
 	var proto *custom_metrics.MetricValue // kind, API version and metric are the same for every item
 	for _, n := range names {
@@ -95,7 +95,7 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 			continue
 		}
 		if proto == nil {
-			if proto, err = p.metricValue(types.NamespacedName{Namespace: namespace, Name: n}, info, metricSelector, sample); err != nil {
+			if proto, err = p.metricValue(types.NamespacedName{Namespace: namespace, Name: n}, info, sel, sample); err != nil {
 				return nil, err
 			}
 		}
@@ -115,40 +115,19 @@ func (p *Provider) useNamespaceQuery(target discovery.Target, n int) bool {
 	return p.opts.NamespaceQueryThreshold > 0 && n > p.opts.NamespaceQueryThreshold && target.Rule.GroupsByResource()
 }
 
-// customTarget normalises info and finds its target, discovering it on demand when it
-// is not registered yet.
-func (p *Provider) customTarget(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, discovery.Target, error) {
-	if naming.CheckMetricName(info.Metric) != nil {
-		return info, discovery.Target{}, impossibleMetric(info.GroupResource, info.Metric)
-	}
-	normalized, _, err := info.Normalized(p.opts.Mapper)
-	if err != nil {
-		return info, discovery.Target{}, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
-	}
-	if t, ok := p.opts.Registry.Registry().Custom(normalized); ok {
-		return normalized, t, nil
-	}
-	if p.opts.Registry.DiscoverCustom(ctx, normalized) {
-		if t, ok := p.opts.Registry.Registry().Custom(normalized); ok {
-			return normalized, t, nil
-		}
-	}
-	return normalized, discovery.Target{}, provider.NewMetricNotFoundError(normalized.GroupResource, normalized.Metric)
-}
-
 // metricValue builds one API value from a sample.
-func (p *Provider) metricValue(name types.NamespacedName, info provider.CustomMetricInfo, metricSelector labels.Selector, s sampleValue) (*custom_metrics.MetricValue, error) {
+func (p *Provider) metricValue(name types.NamespacedName, info provider.CustomMetricInfo, sel *rules.Selector, s sampleValue) (*custom_metrics.MetricValue, error) {
 	ref, err := helpers.ReferenceFor(p.opts.Mapper, name, info)
 	if err != nil {
 		return nil, apierrors.NewInternalError(errInternal)
 	}
-	id, err := metricIdentifier(info.Metric, metricSelector)
+	ls, err := sel.LabelSelector()
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return &custom_metrics.MetricValue{
 		DescribedObject: ref,
-		Metric:          id,
+		Metric:          custom_metrics.MetricIdentifier{Name: info.Metric, Selector: ls},
 		Timestamp:       s.timestamp,
 		Value:           s.quantity(),
 	}, nil

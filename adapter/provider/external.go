@@ -5,32 +5,20 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
-
-	"github.com/ebbflow/ebbflow/adapter/naming"
 )
 
 const apiExternal = "external.metrics.k8s.io"
-
-// externalResource names external metrics in not-found errors.
-var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 
 // GetExternalMetric implements provider.ExternalMetricsProvider. Every sample of the
 // answer becomes one item carrying all its labels and its own timestamp.
 func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (_ *external_metrics.ExternalMetricValueList, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiExternal, start, err) }()
-	if naming.CheckMetricName(info.Metric) != nil {
-		return nil, impossibleMetric(externalResource, info.Metric)
-	}
-	target, ok := p.opts.Registry.Registry().External(info.Metric)
-	if !ok && p.opts.Registry.DiscoverExternal(ctx, info.Metric) {
-		target, ok = p.opts.Registry.Registry().External(info.Metric)
-	}
-	if !ok {
-		return nil, provider.NewMetricNotFoundError(externalResource, info.Metric)
+	target, err := p.opts.Discovery.LookupExternal(ctx, info.Metric)
+	if err != nil {
+		return nil, err
 	}
 	q, err := target.Rule.ExternalQuery(target.Series, namespace, metricSelector)
 	if err != nil {

@@ -36,7 +36,7 @@ func withField(r, field string) string {
 func newNaNFixture(t *testing.T, globalNaN, ruleNaN string) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(withField(rules, nanField(ruleNaN))), mapper)
+	set, err := ruleset.Parse([]byte(withField(ruleFile, nanField(ruleNaN))), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func newNaNFixture(t *testing.T, globalNaN, ruleNaN string) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = prometheus.NewRegistry()
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, Registerer: f.reg, NaNValues: globalNaN})
+	f.provider, err = New(Options{Prom: f.prom, Discovery: d, Lister: f.lister, Mapper: mapper, Registerer: f.reg, NaNValues: globalNaN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +138,11 @@ func TestNaNValues(t *testing.T) {
 }
 
 func TestNaNValuesInvalid(t *testing.T) {
-	if _, err := New(Options{Prom: &promfake.Client{}, Registry: &discovery.Discoverer{}, Lister: &objfake.Lister{},
+	if _, err := New(Options{Prom: &promfake.Client{}, Discovery: &discovery.Discoverer{}, Lister: &objfake.Lister{},
 		Mapper: config.DefaultRESTMapper(), Registerer: prometheus.NewRegistry(), NaNValues: "nan"}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
 		t.Errorf("NaNValues \"nan\": err %v, want an error naming it", err)
 	}
-	_, err := ruleset.Parse([]byte(withField(rules, nanField("Drop"))), config.DefaultRESTMapper())
+	_, err := ruleset.Parse([]byte(withField(ruleFile, nanField("Drop"))), config.DefaultRESTMapper())
 	if err == nil || !strings.Contains(err.Error(), "nanValues") {
 		t.Errorf("rule nanValues Drop: err %v, want an error naming nanValues", err)
 	}

@@ -13,33 +13,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
-// Registry is what the provider needs of discovery.
-type Registry interface {
-	// Registry returns the current snapshot of discovered metrics.
-	Registry() *discovery.Registry
-	// DiscoverCustom looks for a metric not yet registered; true if now served.
-	DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool
-	// DiscoverExternal is DiscoverCustom for external metrics.
-	DiscoverExternal(ctx context.Context, metric string) bool
+// Discovery is what the provider needs of discovery: one lookup per request, which
+// checks the metric name, normalises the resource, looks the metric up, discovers it
+// on a miss and answers a typed 404 when nothing serves it; and the lists of metrics.
+type Discovery interface {
+	LookupCustom(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, discovery.Target, error)
+	LookupExternal(ctx context.Context, metric string) (discovery.Target, error)
+	CustomMetrics() []provider.CustomMetricInfo
+	ExternalMetrics() []provider.ExternalMetricInfo
 }
 
-var _ Registry = (*discovery.Discoverer)(nil)
+var _ Discovery = (*discovery.Discoverer)(nil)
 
 // DefaultNamespaceQueryThreshold is the number of object names above which a
 // selector request queries the whole namespace and filters the answer, when the
@@ -51,10 +49,10 @@ type Options struct {
 	// Prom is the default backend's client.
 	Prom prom.Client
 	// Backends are the clients of the named backends rules may select.
-	Backends prom.Backends
-	Registry Registry
-	Lister   objects.Lister
-	Mapper   meta.RESTMapper
+	Backends  prom.Backends
+	Discovery Discovery
+	Lister    objects.Lister
+	Mapper    meta.RESTMapper
 	// NamespaceQueryThreshold: see DefaultNamespaceQueryThreshold; 0 means default,
 	// negative means never query by namespace.
 	NamespaceQueryThreshold int
@@ -75,8 +73,8 @@ var _ provider.MetricsProvider = (*Provider)(nil)
 
 // New returns a Provider; all options but NamespaceQueryThreshold are required.
 func New(opts Options) (*Provider, error) {
-	if opts.Prom == nil || opts.Registry == nil || opts.Lister == nil || opts.Mapper == nil || opts.Registerer == nil {
-		return nil, errors.New("provider: prom, registry, lister, mapper and registerer are required")
+	if opts.Prom == nil || opts.Discovery == nil || opts.Lister == nil || opts.Mapper == nil || opts.Registerer == nil {
+		return nil, errors.New("provider: prom, discovery, lister, mapper and registerer are required")
 	}
 	switch opts.NaNValues {
 	case "":
@@ -97,12 +95,12 @@ func New(opts Options) (*Provider, error) {
 
 // ListAllMetrics implements provider.CustomMetricsProvider.
 func (p *Provider) ListAllMetrics() []provider.CustomMetricInfo {
-	return p.opts.Registry.Registry().CustomMetrics()
+	return p.opts.Discovery.CustomMetrics()
 }
 
 // ListAllExternalMetrics implements provider.ExternalMetricsProvider.
 func (p *Provider) ListAllExternalMetrics() []provider.ExternalMetricInfo {
-	return p.opts.Registry.Registry().ExternalMetrics()
+	return p.opts.Discovery.ExternalMetrics()
 }
 
 // errInternal is the only text a caller sees for failures behind the adapter.
@@ -110,26 +108,16 @@ var errInternal = errors.New("unable to fetch metrics")
 
 // queryError turns an error from rendering a query into an API error.
 func queryError(ctx context.Context, err error) error {
-	if errors.Is(err, naming.ErrBadSelector) {
+	if errors.Is(err, rules.ErrBadSelector) {
 		return apierrors.NewBadRequest(err.Error())
 	}
 	logError(ctx, err, "Rendering the metrics query failed")
 	return apierrors.NewInternalError(errInternal)
 }
 
-// impossibleMetric is the 404 for a name no rule can produce (too long, or bytes no
-// metric name holds); the name is shortened so a huge one is not echoed back.
-func impossibleMetric(gr schema.GroupResource, metric string) error {
-	const keep = 64
-	if len(metric) > keep {
-		metric = strings.ToValidUTF8(metric[:keep], "") + "..."
-	}
-	return provider.NewMetricNotFoundError(gr, metric)
-}
-
 // query sends q to the backend of rule; failures become a generic 500 with detail
 // logged, so a backend that is down fails only the requests for its rules' metrics.
-func (p *Provider) query(ctx context.Context, rule *naming.Rule, q string) (vectorResult, error) {
+func (p *Provider) query(ctx context.Context, rule *rules.Rule, q string) (vectorResult, error) {
 	c, err := p.clients.For(rule.Backend())
 	if err != nil {
 		logError(ctx, err, "No client for the rule's backend")
@@ -170,4 +158,35 @@ func outcomeOf(err error) string {
 	default:
 		return "error"
 	}
+}
+
+type apiMetrics struct {
+	requests *prometheus.HistogramVec
+}
+
+func newAPIMetrics(reg prometheus.Registerer) (*apiMetrics, error) {
+	m := &apiMetrics{
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "ebbflow_adapter", Subsystem: "api", Name: "request_duration_seconds",
+			Help:    "Duration of metrics API requests answered by the provider, by API group and outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+		}, []string{"group", "outcome"}),
+	}
+	if err := reg.Register(m.requests); err != nil {
+		// The custom/external and the resource providers share the histogram.
+		var are prometheus.AlreadyRegisteredError
+		existing, ok := (*prometheus.HistogramVec)(nil), false
+		if errors.As(err, &are) {
+			existing, ok = are.ExistingCollector.(*prometheus.HistogramVec)
+		}
+		if !ok {
+			return nil, err
+		}
+		m.requests = existing
+	}
+	return m, nil
+}
+
+func (m *apiMetrics) observe(group, outcome string, d time.Duration) {
+	m.requests.WithLabelValues(group, outcome).Observe(d.Seconds())
 }

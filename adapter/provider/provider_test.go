@@ -26,7 +26,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
-const rules = `
+const ruleFile = `
 rules:
 - seriesQuery: '{__name__="http_requests_total",namespace!="",pod!=""}'
   resources:
@@ -55,7 +55,7 @@ type fixture struct {
 func newFixture(t *testing.T, threshold int) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(rules), mapper)
+	set, err := ruleset.Parse([]byte(ruleFile), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func newFixture(t *testing.T, threshold int) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = prometheus.NewRegistry()
-	f.provider, err = New(Options{Prom: f.prom, Registry: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
+	f.provider, err = New(Options{Prom: f.prom, Discovery: d, Lister: f.lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: f.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"k8s.io/metrics/pkg/apis/metrics"
 	msapi "sigs.k8s.io/metrics-server/pkg/api"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const apiResource = "metrics.k8s.io"
@@ -50,12 +50,12 @@ type ResourceOptions struct {
 type ResourceProvider struct {
 	opts    ResourceOptions
 	clients prom.Backends
-	rules   atomic.Pointer[naming.ResourceRules]
+	rules   atomic.Pointer[rules.ResourceRules]
 	metrics *apiMetrics
 }
 
 // NewResource returns a ResourceProvider serving rules (nil: nothing until SetRules).
-func NewResource(opts ResourceOptions, rules *naming.ResourceRules) (*ResourceProvider, error) {
+func NewResource(opts ResourceOptions, rules *rules.ResourceRules) (*ResourceProvider, error) {
 	if opts.Prom == nil || opts.Registerer == nil {
 		return nil, errors.New("provider: prom and registerer are required")
 	}
@@ -76,7 +76,7 @@ func NewResource(opts ResourceOptions, rules *naming.ResourceRules) (*ResourcePr
 
 // SetRules replaces the resource rules; requests already running keep the old ones.
 // nil serves no metrics (every pod and node is left out).
-func (p *ResourceProvider) SetRules(rules *naming.ResourceRules) { p.rules.Store(rules) }
+func (p *ResourceProvider) SetRules(rules *rules.ResourceRules) { p.rules.Store(rules) }
 
 // PodMetrics returns the metrics of the given pods that have samples, in the order
 // given. Errors are API status errors: 500 with a generic message for any failure

@@ -18,8 +18,8 @@ import (
 	"k8s.io/metrics/pkg/apis/metrics"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -54,7 +54,7 @@ const (
 	memJoined = `'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>} * on(pod) group_left() kube_pod_info)'`
 )
 
-func compileResourceRules(t *testing.T, memQuery string) *naming.ResourceRules {
+func compileResourceRules(t *testing.T, memQuery string) *rules.ResourceRules {
 	t.Helper()
 	set, err := ruleset.Parse([]byte(strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memQuery, 1)), config.DefaultRESTMapper())
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 var (
@@ -32,7 +32,7 @@ type containerSamples map[podKey]map[string]sampleValue
 // the GroupBy labels; otherwise one query per namespace, as prometheus-adapter sends.
 // Above the namespace-query threshold the pod-name matcher is dropped (pod!="") when
 // the query allows it, so the query size does not grow with the number of pods.
-func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceRule, pods []*metav1.PartialObjectMetadata) (containerSamples, error) {
+func (p *ResourceProvider) podSamples(ctx context.Context, rule rules.ResourceRule, pods []*metav1.PartialObjectMetadata) (containerSamples, error) {
 	q := rule.Container
 	podLabel, err := q.LabelForResource(podsResource)
 	if err != nil {
@@ -45,7 +45,7 @@ func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceR
 		if err != nil {
 			return nil, renderError(ctx, err)
 		}
-		req := naming.ResourceRequest{Resource: podsResource, Names: distinctNames(pods), ExtraGroupBy: []string{rule.ContainerLabel, nsLabel}}
+		req := rules.ResourceRequest{Resource: podsResource, Names: distinctNames(pods), ExtraGroupBy: []string{rule.ContainerLabel, nsLabel}}
 		p.dropNamesIfMany(q, &req)
 		vec, err := p.renderAndQuery(ctx, rule.Backend, q, req)
 		if err != nil {
@@ -59,7 +59,7 @@ func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceR
 	g.SetLimit(p.opts.MaxConcurrentNamespaces)
 	for _, ns := range namespaces {
 		g.Go(func() error {
-			req := naming.ResourceRequest{Resource: podsResource, Namespace: ns, Names: byNS[ns], ExtraGroupBy: []string{rule.ContainerLabel}}
+			req := rules.ResourceRequest{Resource: podsResource, Namespace: ns, Names: byNS[ns], ExtraGroupBy: []string{rule.ContainerLabel}}
 			p.dropNamesIfMany(q, &req)
 			vec, err := p.renderAndQuery(gctx, rule.Backend, q, req)
 			if err != nil {
@@ -79,13 +79,13 @@ func (p *ResourceProvider) podSamples(ctx context.Context, rule naming.ResourceR
 
 // nodeSamples asks Prometheus for rule's node samples of the named nodes, in one
 // query, and indexes them by node name.
-func (p *ResourceProvider) nodeSamples(ctx context.Context, rule naming.ResourceRule, names []string) (map[string]sampleValue, error) {
+func (p *ResourceProvider) nodeSamples(ctx context.Context, rule rules.ResourceRule, names []string) (map[string]sampleValue, error) {
 	q := rule.Node
 	nodeLabel, err := q.LabelForResource(nodesResource)
 	if err != nil {
 		return nil, renderError(ctx, err)
 	}
-	req := naming.ResourceRequest{Resource: nodesResource, Names: names}
+	req := rules.ResourceRequest{Resource: nodesResource, Names: names}
 	p.dropNamesIfMany(q, &req)
 	vec, err := p.renderAndQuery(ctx, rule.Backend, q, req)
 	if err != nil {
@@ -104,7 +104,7 @@ func (p *ResourceProvider) nodeSamples(ctx context.Context, rule naming.Resource
 
 // dropNamesIfMany replaces the name list of req by "every object" above the
 // namespace-query threshold, when q's answer for the names is unchanged by it.
-func (p *ResourceProvider) dropNamesIfMany(q *naming.ResourceQuery, req *naming.ResourceRequest) {
+func (p *ResourceProvider) dropNamesIfMany(q *rules.ResourceQuery, req *rules.ResourceRequest) {
 	t := p.opts.NamespaceQueryThreshold
 	if t > 0 && len(req.Names) > t && q.GroupsByResource() {
 		req.Names = nil
@@ -112,7 +112,7 @@ func (p *ResourceProvider) dropNamesIfMany(q *naming.ResourceQuery, req *naming.
 }
 
 // renderAndQuery renders req and sends it; failures are generic 500s, logged.
-func (p *ResourceProvider) renderAndQuery(ctx context.Context, backend string, q *naming.ResourceQuery, req naming.ResourceRequest) (model.Vector, error) {
+func (p *ResourceProvider) renderAndQuery(ctx context.Context, backend string, q *rules.ResourceQuery, req rules.ResourceRequest) (model.Vector, error) {
 	text, err := q.Render(req)
 	if err != nil {
 		return nil, renderError(ctx, err)

@@ -2,19 +2,15 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/klog/v2"
-	"k8s.io/metrics/pkg/apis/custom_metrics"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // vectorResult is a Prometheus answer.
@@ -92,7 +88,7 @@ func MilliValue(v model.SampleValue, dropNaN bool) (int64, bool) {
 
 // DropNaN reports whether NaN samples of rule's metrics are dropped, given
 // the server's --nan-values (a rule's nanValues overrides it).
-func DropNaN(rule *naming.Rule, serverDefault string) bool {
+func DropNaN(rule *rules.Rule, serverDefault string) bool {
 	if v := rule.NaNValues(); v != "" {
 		return v == config.NaNDrop
 	}
@@ -112,61 +108,6 @@ func (s sampleValue) quantity() resource.Quantity {
 	return *resource.NewScaledQuantity(int64(s.value/math.Pow10(exp)), resource.Scale(exp))
 }
 
-// metricIdentifier names the metric and, when given, its selector.
-func metricIdentifier(metric string, sel labels.Selector) (custom_metrics.MetricIdentifier, error) {
-	id := custom_metrics.MetricIdentifier{Name: metric}
-	if sel == nil || sel.Empty() {
-		return id, nil
-	}
-	ls, err := labelSelectorOf(sel)
-	if err != nil {
-		return id, err
-	}
-	id.Selector = ls
-	return id, nil
-}
-
-// labelSelectorOf converts a parsed selector into the API's LabelSelector, which
-// has no "!=": a != v becomes "a notin (v)", which means the same (a series without
-// the label matches both). = and == become matchLabels, in, notin, exists and
-// !exists keep their operator. gt and lt have no LabelSelector form; they never get
-// here, since no query can be rendered for them.
-func labelSelectorOf(sel labels.Selector) (*metav1.LabelSelector, error) {
-	reqs, selectable := sel.Requirements()
-	if !selectable {
-		return nil, fmt.Errorf("selector %q selects nothing", sel.String())
-	}
-	ls := &metav1.LabelSelector{}
-	for _, r := range reqs {
-		expr := metav1.LabelSelectorRequirement{Key: r.Key(), Values: r.ValuesUnsorted()}
-		switch r.Operator() {
-		case selection.Equals, selection.DoubleEquals:
-			if ls.MatchLabels == nil {
-				ls.MatchLabels = map[string]string{}
-			}
-			if old, dup := ls.MatchLabels[r.Key()]; dup && old != expr.Values[0] {
-				// k=a,k=b cannot be one map entry; keep both as In requirements.
-				ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key(), Operator: metav1.LabelSelectorOpIn, Values: expr.Values})
-				continue
-			}
-			ls.MatchLabels[r.Key()] = expr.Values[0]
-			continue
-		case selection.NotEquals, selection.NotIn:
-			expr.Operator = metav1.LabelSelectorOpNotIn
-		case selection.In:
-			expr.Operator = metav1.LabelSelectorOpIn
-		case selection.Exists:
-			expr.Operator, expr.Values = metav1.LabelSelectorOpExists, nil
-		case selection.DoesNotExist:
-			expr.Operator, expr.Values = metav1.LabelSelectorOpDoesNotExist, nil
-		default:
-			return nil, fmt.Errorf("operator %q has no label selector form", r.Operator())
-		}
-		ls.MatchExpressions = append(ls.MatchExpressions, expr)
-	}
-	return ls, nil
-}
-
 // logError logs err once with the request's logger.
 func logError(ctx context.Context, err error, msg string, kv ...any) {
 	klog.FromContext(ctx).Error(err, msg, kv...)
@@ -174,6 +115,6 @@ func logError(ctx context.Context, err error, msg string, kv ...any) {
 
 // dropNaN reports whether NaN samples of rule are left out: the rule's
 // nanValues, else the provider's default.
-func (p *Provider) dropNaN(rule *naming.Rule) bool {
+func (p *Provider) dropNaN(rule *rules.Rule) bool {
 	return DropNaN(rule, p.opts.NaNValues)
 }

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Set is a compiled rule file.
@@ -21,9 +21,9 @@ type Set struct {
 	// Config is the file as loaded.
 	Config *config.Config
 	// Rules are the custom rules, then the external rules, in file order.
-	Rules []*naming.Rule
+	Rules []*rules.Rule
 	// Resource are the compiled resourceRules; nil when the file has none.
-	Resource *naming.ResourceRules
+	Resource *rules.ResourceRules
 	// Warnings are findings that do not make the file invalid.
 	Warnings []config.FieldError
 	// Hash identifies the file content (sha256, hex).
@@ -77,21 +77,21 @@ func ParseWith(data []byte, opts Options) (*Set, error) {
 	sum := sha256.Sum256(data)
 	set := &Set{Config: cfg, Warnings: config.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}
 	for i, r := range cfg.Rules {
-		c, err := naming.Compile(r, i, naming.Custom, mapper)
+		c, err := rules.Compile(r, i, rules.Custom, mapper)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Describe("rules", i), err)
 		}
 		set.Rules = append(set.Rules, c)
 	}
 	for i, r := range cfg.ExternalRules {
-		c, err := naming.Compile(r, i, naming.External, mapper)
+		c, err := rules.Compile(r, i, rules.External, mapper)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Describe("externalRules", i), err)
 		}
 		set.Rules = append(set.Rules, c)
 	}
 	if cfg.ResourceRules != nil {
-		rr, err := naming.CompileResourceRules(*cfg.ResourceRules, mapper)
+		rr, err := rules.CompileResourceRules(*cfg.ResourceRules, mapper)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func ParseFileWith(path string, opts Options) (*Set, error) {
 // Counts returns the number of custom and external rules.
 func (s *Set) Counts() (custom, external int) {
 	for _, r := range s.Rules {
-		if r.Kind() == naming.Custom {
+		if r.Kind() == rules.Custom {
 			custom++
 		} else {
 			external++

@@ -103,7 +103,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 	if err := f.disc.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prov, err := provider.New(provider.Options{Prom: prom, Registry: f.disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
+	prov, err := provider.New(provider.Options{Prom: prom, Discovery: f.disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +148,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 		if err := res.install(ctx, srv.GenericAPIServer, time.Second); err != nil {
 			t.Fatal(err)
 		}
+		res.start(ctx)
 		f.reload.resource = f.resProv
 	}
 	f.handler = srv.GenericAPIServer.Handler

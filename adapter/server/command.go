@@ -23,7 +23,11 @@ prometheus-adapter's format.`,
 			if err != nil {
 				return err
 			}
-			return c.Complete().Run(ctx)
+			completed, err := c.Complete()
+			if err != nil {
+				return err
+			}
+			return completed.Run(ctx)
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // InstallFilters adds ebbflow's request filters to an API server config: paths and
@@ -54,8 +54,8 @@ func validateSelectors(next http.Handler) http.Handler {
 }
 
 func checkSelector(s string) error {
-	if len(s) > naming.MaxSelectorLength {
-		return fmt.Errorf("longer than %d bytes", naming.MaxSelectorLength)
+	if len(s) > rules.MaxSelectorLength {
+		return fmt.Errorf("longer than %d bytes", rules.MaxSelectorLength)
 	}
 	_, err := labels.Parse(s)
 	return err

@@ -1,6 +1,9 @@
-// Package server assembles ebbflow-adapter: flags, rule file, Prometheus client,
-// discovery, object cache, provider and the aggregated API server, in the order
-// Options → Validate → Config → Complete → Run.
+// Package server assembles ebbflow-adapter as metrics-server does: Options (the
+// flags) → Config (validated, a copy of the options with defaults filled, the
+// Prometheus clients, the RESTMapper and the rule file; config.go) → Complete
+// (builds discovery, the object cache, the providers, the aggregated API server
+// with its filters and readiness checks, the rule-file reloader; complete.go) →
+// Run (starts them and serves, building nothing; run.go).
 package server
 
 import (

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // maxObjectNameLength bounds object names in metrics paths: the longest Kubernetes
@@ -78,7 +78,7 @@ func checkMetricsPath(w http.ResponseWriter, mp metricsPath) bool {
 		}
 	}
 	if mp.metric != "" {
-		if err := naming.CheckMetricName(mp.metric); err != nil {
+		if err := rules.CheckMetricName(mp.metric); err != nil {
 			writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: mp.group, Resource: "metrics"}, shorten(mp.metric)))
 			return false
 		}

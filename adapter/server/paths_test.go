@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // serveFiltered runs one request through the metrics filters and reports the status
@@ -110,7 +110,7 @@ func FuzzMetricsPath(f *testing.F) {
 			if mp.namespace != "" && len(validation.IsDNS1123Label(mp.namespace)) > 0 {
 				t.Fatalf("passed an invalid namespace %q", mp.namespace)
 			}
-			if len(mp.name) > maxObjectNameLength || (mp.metric != "" && naming.CheckMetricName(mp.metric) != nil) {
+			if len(mp.name) > maxObjectNameLength || (mp.metric != "" && rules.CheckMetricName(mp.metric) != nil) {
 				t.Fatalf("passed name %q metric %q", mp.name, mp.metric)
 			}
 		}

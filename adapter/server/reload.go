@@ -11,7 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -119,7 +119,7 @@ func (r *reloader) check(ctx context.Context) bool {
 
 // resourceRulesSetter is what the reloader needs of the metrics.k8s.io provider.
 type resourceRulesSetter interface {
-	SetRules(*naming.ResourceRules)
+	SetRules(*rules.ResourceRules)
 }
 
 // setResourceRules puts the new file's resourceRules in service when metrics.k8s.io

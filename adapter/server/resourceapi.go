@@ -53,12 +53,11 @@ func newResourceAPI(lister *objects.CacheLister, prov *provider.ResourceProvider
 	return &resourceAPI{provider: prov, pods: pods, nodes: nodes, podsReady: synced}, nil
 }
 
-// install registers metrics.k8s.io on srv and a readiness check for the caches; the
-// node cache starts with ctx. Requests run under ctx with at most timeout.
+// install registers metrics.k8s.io on srv and a readiness check for the caches;
+// the node cache starts with start. Requests run under ctx with at most timeout.
 func (r *resourceAPI) install(ctx context.Context, srv *genericapiserver.GenericAPIServer, timeout time.Duration) error {
 	nodeInformer := r.nodes.Core().V1().Nodes()
-	nodeLister := nodeInformer.Lister() // registers the informer before Start
-	r.nodes.Start(ctx.Done())
+	nodeLister := nodeInformer.Lister() // registers the informer before start
 	if err := msapi.Install(r.provider.Getter(ctx, timeout), r.pods, nodeLister, srv, nil); err != nil {
 		return fmt.Errorf("install metrics.k8s.io: %w", err)
 	}
@@ -69,6 +68,11 @@ func (r *resourceAPI) install(ctx context.Context, srv *genericapiserver.Generic
 		}
 		return nil
 	}))
+}
+
+// start runs the node cache until ctx is done.
+func (r *resourceAPI) start(ctx context.Context) {
+	r.nodes.Start(ctx.Done())
 }
 
 // stripNode keeps what metrics-server's node storage reads: name and labels (for

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -33,9 +33,9 @@ resourceRules:
   window: WINDOW
 `
 
-type recordingSetter struct{ got []*naming.ResourceRules }
+type recordingSetter struct{ got []*rules.ResourceRules }
 
-func (s *recordingSetter) SetRules(r *naming.ResourceRules) { s.got = append(s.got, r) }
+func (s *recordingSetter) SetRules(r *rules.ResourceRules) { s.got = append(s.got, r) }
 
 func TestReloadReplacesResourceRules(t *testing.T) {
 	mapper := config.DefaultRESTMapper()

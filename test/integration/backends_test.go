@@ -186,7 +186,7 @@ func newBackendStack(t *testing.T, defaultURL, backendsYAML string) *backendStac
 	}
 	disc.SetRules(set.Rules)
 	lister := &objfake.Lister{}
-	prov, err := provider.New(provider.Options{Prom: def, Backends: named, Registry: disc, Lister: lister, Mapper: mapper, Registerer: reg})
+	prov, err := provider.New(provider.Options{Prom: def, Backends: named, Discovery: disc, Lister: lister, Mapper: mapper, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

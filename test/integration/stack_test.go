@@ -87,7 +87,7 @@ func newStack(t *testing.T, promURL string, rules []byte, threshold int) *stack 
 	}
 	disc.SetRules(set.Rules)
 	lister := &objfake.Lister{}
-	prov, err := provider.New(provider.Options{Prom: rec, Registry: disc, Lister: lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: reg})
+	prov, err := provider.New(provider.Options{Prom: rec, Discovery: disc, Lister: lister, Mapper: mapper, NamespaceQueryThreshold: threshold, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	adapterprovider "github.com/ebbflow/ebbflow/adapter/provider"
+	naming "github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )

@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	adapterprovider "github.com/ebbflow/ebbflow/adapter/provider"
+	naming "github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 

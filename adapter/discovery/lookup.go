@@ -8,15 +8,117 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/naming"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
+
+// ExternalResource names external metrics in not-found errors.
+var ExternalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
+
+// LookupCustom is the one question a custom-metrics request asks of discovery:
+// which rule and series serve info. It checks the metric name, normalises the
+// resource (the returned info is the normalised one), looks the metric up, runs an
+// on-demand discovery when it is not registered yet and looks again. A metric
+// nothing serves is custom-metrics-apiserver's typed 404 (a name no rule can
+// produce is shortened in it, so a huge one is not echoed back).
+func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, Target, error) {
+	if rules.CheckMetricName(info.Metric) != nil {
+		return info, Target{}, impossibleMetric(info.GroupResource, info.Metric)
+	}
+	normalized, err := d.opts.Scope.Normalize(info)
+	if err != nil {
+		return info, Target{}, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
+	}
+	if t, ok := d.Registry().Custom(normalized); ok {
+		return normalized, t, nil
+	}
+	d.discover(ctx, rules.Custom, normalized.Metric)
+	if t, ok := d.Registry().Custom(normalized); ok {
+		return normalized, t, nil
+	}
+	return normalized, Target{}, provider.NewMetricNotFoundError(normalized.GroupResource, normalized.Metric)
+}
+
+// LookupExternal is LookupCustom for an external metric (nothing to normalise).
+func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target, error) {
+	if rules.CheckMetricName(metric) != nil {
+		return Target{}, impossibleMetric(ExternalResource, metric)
+	}
+	if t, ok := d.Registry().External(metric); ok {
+		return t, nil
+	}
+	d.discover(ctx, rules.External, metric)
+	if t, ok := d.Registry().External(metric); ok {
+		return t, nil
+	}
+	return Target{}, provider.NewMetricNotFoundError(ExternalResource, metric)
+}
+
+// CustomMetrics lists the custom metrics served now (Registry().CustomMetrics()).
+func (d *Discoverer) CustomMetrics() []provider.CustomMetricInfo {
+	return d.Registry().CustomMetrics()
+}
+
+// ExternalMetrics lists the external metrics served now.
+func (d *Discoverer) ExternalMetrics() []provider.ExternalMetricInfo {
+	return d.Registry().ExternalMetrics()
+}
+
+// impossibleMetric is the 404 for a name no rule can produce (too long, or bytes no
+// metric name holds); the name is shortened so a huge one is not echoed back.
+func impossibleMetric(gr schema.GroupResource, metric string) error {
+	const keep = 64
+	if len(metric) > keep {
+		metric = strings.ToValidUTF8(metric[:keep], "") + "..."
+	}
+	return provider.NewMetricNotFoundError(gr, metric)
+}
+
+// Scoper is what discovery needs to know of the cluster's resources.
+type Scoper interface {
+	// Namespaced reports whether gr is namespace-scoped; unknown resources are
+	// reported as namespaced, the common case.
+	Namespaced(gr schema.GroupResource) bool
+	// Normalize returns info with its resource as the registry keys it (plural,
+	// in its group); an error when the resource is unknown.
+	Normalize(info provider.CustomMetricInfo) (provider.CustomMetricInfo, error)
+}
+
+// MapperScope answers Scoper from a RESTMapper, so cluster-scoped resources (nodes,
+// namespaces, persistentvolumes, and any cluster-scoped CRD) are served without a
+// namespace, whatever labels their series carry.
+type MapperScope struct {
+	Mapper meta.RESTMapper
+}
+
+var _ Scoper = MapperScope{}
+
+// Namespaced implements Scoper.
+func (s MapperScope) Namespaced(gr schema.GroupResource) bool {
+	gvk, err := s.Mapper.KindFor(gr.WithVersion(""))
+	if err != nil {
+		return true
+	}
+	mapping, err := s.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return true
+	}
+	return mapping.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+// Normalize implements Scoper as custom-metrics-apiserver does.
+func (s MapperScope) Normalize(info provider.CustomMetricInfo) (provider.CustomMetricInfo, error) {
+	normalized, _, err := info.Normalized(s.Mapper)
+	return normalized, err
+}
 
 // maxTracked and maxTrackedBytes bound the memory of on-demand attempts (entries and
 // bytes of their keys), so requests for many random names cannot grow it without
-// limit. Names are at most naming.MaxMetricNameLength bytes, and names no rule could
+// limit. Names are at most rules.MaxMetricNameLength bytes, and names no rule could
 // produce are never remembered.
 const (
 	maxTracked      = 10000
@@ -28,25 +130,38 @@ const (
 // name are spaced by OnDemandInterval and all attempts share a global rate limit, so
 // requests for unknown names cannot flood Prometheus.
 func (d *Discoverer) DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
-	d.discover(ctx, naming.Custom, info.Metric)
+	if !d.validName(info.Metric) {
+		return false
+	}
+	d.discover(ctx, rules.Custom, info.Metric)
 	_, ok := d.Registry().Custom(info)
 	return ok
 }
 
 // DiscoverExternal is DiscoverCustom for an external metric.
 func (d *Discoverer) DiscoverExternal(ctx context.Context, metric string) bool {
-	d.discover(ctx, naming.External, metric)
+	if !d.validName(metric) {
+		return false
+	}
+	d.discover(ctx, rules.External, metric)
 	_, ok := d.Registry().External(metric)
 	return ok
 }
 
-// discover runs one on-demand discovery of metric, unless no rule could name it (no
-// work, nothing remembered) or the rate limits say no.
-func (d *Discoverer) discover(ctx context.Context, kind naming.Kind, metric string) {
-	if naming.CheckMetricName(metric) != nil {
+// validName reports whether metric may be an API metric name (rules.CheckMetricName),
+// counting the names refused.
+func (d *Discoverer) validName(metric string) bool {
+	if rules.CheckMetricName(metric) != nil {
 		d.metrics.onDemand.WithLabelValues("invalid_name").Inc()
-		return
+		return false
 	}
+	return true
+}
+
+// discover runs one on-demand discovery of metric, whose name has been checked,
+// unless no rule could name it (no work, nothing remembered) or the rate limits
+// say no.
+func (d *Discoverer) discover(ctx context.Context, kind rules.Kind, metric string) {
 	groups := candidates(*d.rules.Load(), kind, metric)
 	if len(groups) == 0 {
 		d.metrics.onDemand.WithLabelValues("no_rule").Inc()
@@ -98,7 +213,7 @@ func (d *Discoverer) allow(key string) bool {
 
 // candidates groups the rules of kind that could name metric by backend and series
 // query, so each distinct query is asked once of each backend.
-func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGroup {
+func candidates(rules []*rules.Rule, kind rules.Kind, metric string) []queryGroup {
 	var groups []queryGroup
 	pos := map[[2]string]int{}
 	for i, r := range rules {
@@ -120,7 +235,7 @@ func candidates(rules []*naming.Rule, kind naming.Kind, metric string) []queryGr
 // names each distinct query of the rules that could name metric selects (a small
 // answer, one call per backend and query), then the series of those names. A
 // backend that fails does not stop the others; the error names it.
-func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metric string) error {
+func (d *Discoverer) discoverMetric(ctx context.Context, kind rules.Kind, metric string) error {
 	d.mu.Lock()
 	rules, gen := *d.rules.Load(), d.rulesGen
 	d.mu.Unlock()
@@ -164,7 +279,7 @@ func (d *Discoverer) discoverMetric(ctx context.Context, kind naming.Kind, metri
 
 // narrowed asks backend b for the series names its candidate queries select and
 // returns, per name that gives metric, a query group narrowed to that name.
-func (d *Discoverer) narrowed(ctx context.Context, rules []*naming.Rule, b backendGroups, metric string, since time.Time) ([]queryGroup, error) {
+func (d *Discoverer) narrowed(ctx context.Context, rules []*rules.Rule, b backendGroups, metric string, since time.Time) ([]queryGroup, error) {
 	client, err := d.clients.For(b.name)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package naming
+package rules
 
 import (
 	"fmt"
@@ -8,13 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// Query is a rendered query: the PromQL, and for a custom-metrics request the
+// resource label holding the names of the objects its samples belong to.
+type Query struct {
+	PromQL string
+	Label  string
+}
+
 // CustomRequest is a custom-metrics request for one series of a rule.
 type CustomRequest struct {
 	Series         string               // discovered series name
 	Namespace      string               // "" for cluster-scoped objects
 	Resource       schema.GroupResource // normalised
 	Names          []string             // object names; empty = every object in Namespace (resource label matcher becomes label!="")
-	MetricSelector labels.Selector      // may be nil or labels.Everything()
+	MetricSelector labels.Selector      // may be nil, labels.Everything() or a *Selector
 }
 
 // queryArgs are the fields a metricsQuery template may use.
@@ -36,7 +43,9 @@ type queryArgs struct {
 // names: the regex matching every object, for templates that use it with =~.
 const anyName = ".+"
 
-// CustomQuery renders the PromQL for a custom-metrics request. LabelMatchers holds, in
+// Custom renders the PromQL for a custom-metrics request and names the resource
+// label it matched objects on (Query.Label), where the answer's samples carry the
+// object names. LabelMatchers holds, in
 // order: the metric selector's matchers, namespace="NS" on the rule's namespaces label
 // (left out when Namespace is "" or Resource is namespaces itself) and the resource
 // label's matcher; GroupBy is the resource label.
@@ -49,22 +58,28 @@ const anyName = ".+"
 //
 // Selector errors wrap ErrBadSelector; others (series not a metric name, no label for
 // the resource or namespaces, empty object name, template failure or empty output) do
-// not.
-func (r *Rule) CustomQuery(req CustomRequest) (string, error) {
+// not. A *Selector (ParseSelector) as MetricSelector is not walked again.
+func (r *Rule) Custom(req CustomRequest) (Query, error) {
 	reqs, err := selectorRequirements(req.MetricSelector)
 	if err != nil {
-		return "", err
+		return Query{}, err
 	}
 	return r.customQuery(req, reqs)
 }
 
-func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (string, error) {
+// CustomQuery is Custom's PromQL alone, for callers that only show or send it.
+func (r *Rule) CustomQuery(req CustomRequest) (string, error) {
+	q, err := r.Custom(req)
+	return q.PromQL, err
+}
+
+func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (Query, error) {
 	if !metricNameRE.MatchString(req.Series) {
-		return "", fmt.Errorf("series %q is not a Prometheus metric name", req.Series)
+		return Query{}, fmt.Errorf("series %q is not a Prometheus metric name", req.Series)
 	}
 	set := newMatcherSet()
 	if err := set.addRequirements(reqs); err != nil {
-		return "", err
+		return Query{}, err
 	}
 	namespace := req.Namespace
 	if req.Resource == namespacesGR {
@@ -72,22 +87,26 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (string, error
 	}
 	resLabel, err := r.res.addObjectMatchers(set, namespace, req.Resource, req.Names)
 	if err != nil {
-		return "", err
+		return Query{}, err
 	}
-	return r.render(queryArgs{
+	promql, err := r.render(queryArgs{
 		Series:            req.Series,
 		LabelMatchers:     strings.Join(set.exprs, ","),
 		LabelValuesByName: set.values,
 		GroupBy:           resLabel,
 		GroupBySlice:      []string{resLabel},
 	})
+	if err != nil {
+		return Query{}, err
+	}
+	return Query{PromQL: promql, Label: resLabel}, nil
 }
 
 // ExternalQuery renders the PromQL for an external-metrics request. LabelMatchers holds
 // the metric selector's matchers followed by namespace="NS" on the rule's namespaces
 // label unless ExternalNamespaced is false or namespace is "". GroupBy is empty and
 // GroupBySlice an empty slice. LabelValuesByName is as for CustomQuery, without a
-// resource label. Errors are as for CustomQuery.
+// resource label. Errors are as for Custom; a *Selector is not walked again.
 func (r *Rule) ExternalQuery(series, namespace string, metricSelector labels.Selector) (string, error) {
 	reqs, err := selectorRequirements(metricSelector)
 	if err != nil {

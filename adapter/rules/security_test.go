@@ -1,4 +1,4 @@
-package naming
+package rules
 
 import (
 	"errors"
@@ -147,7 +147,8 @@ func checkCustom(t *testing.T, r *Rule, req requirement, namespace, object strin
 	if object != "" {
 		names = []string{object}
 	}
-	got, err := r.customQuery(CustomRequest{Series: "m", Namespace: namespace, Resource: podsGR, Names: names}, []requirement{req})
+	q, err := r.customQuery(CustomRequest{Series: "m", Namespace: namespace, Resource: podsGR, Names: names}, []requirement{req})
+	got := q.PromQL
 	op, ok := opText(req.op, len(req.values))
 	if !ok || !labelNameRE.MatchString(req.name) {
 		if !errors.Is(err, ErrBadSelector) {
@@ -157,6 +158,9 @@ func checkCustom(t *testing.T, r *Rule, req requirement, namespace, object strin
 	}
 	if err != nil {
 		t.Fatalf("customQuery(%q): %v", req, err)
+	}
+	if q.Label != "pod" {
+		t.Fatalf("customQuery(%q) names label %q, want pod (the label it matched objects on)", req, q.Label)
 	}
 	byName := map[string]string{req.name: strings.Join(req.values, "|")}
 	skeleton := "m{" + req.name + op + `""`

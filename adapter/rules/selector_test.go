@@ -1,4 +1,4 @@
-package provider
+package rules
 
 import (
 	"testing"
@@ -6,6 +6,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
+
+// labelSelectorOf is the API form of sel through ParseSelector.
+func labelSelectorOf(sel labels.Selector) (*metav1.LabelSelector, error) {
+	s, err := ParseSelector(sel)
+	if err != nil {
+		return nil, err
+	}
+	return s.LabelSelector()
+}
 
 // TestLabelSelectorOf checks that the API form of every operator a rule can express
 // selects exactly what the request's selector selects.

@@ -11,13 +11,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/naming"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 func nodesInfo(metric string) provider.CustomMetricInfo {
@@ -37,7 +38,7 @@ func TestOnDemandOneCallPerSeriesQuery(t *testing.T) {
 		{"node_cpu_total", 1},
 		// A dash is in no rule's alphabet: nothing is asked.
 		{"node-cpu", 0},
-		{strings.Repeat("a", naming.MaxMetricNameLength+1), 0},
+		{strings.Repeat("a", rules.MaxMetricNameLength+1), 0},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.30s", tt.metric), func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestOnDemandTrackedBytes(t *testing.T) {
 	client := &fake.Client{SeriesByMatch: testSeries()}
 	clk := clocktesting.NewFakeClock(time.Now())
 	d := newTestDiscoverer(t, client, clk)
-	pad := strings.Repeat("a", naming.MaxMetricNameLength-8)
+	pad := strings.Repeat("a", rules.MaxMetricNameLength-8)
 	for i := range 6000 {
 		d.DiscoverExternal(context.Background(), fmt.Sprintf("%s%08d", pad, i))
 		clk.Step(time.Second)
@@ -141,5 +142,65 @@ func TestRelistSeriesCap(t *testing.T) {
 	d.opts.MaxSeries = 6
 	if err := d.Relist(context.Background()); err != nil {
 		t.Errorf("Relist at the cap: %v", err)
+	}
+}
+
+// TestLookup: one call answers a request's question, whatever the state of the
+// registry: a hit without asking Prometheus, a miss discovered on demand, a typed 404
+// (with the normalised resource, and a huge name shortened) for anything not served.
+func TestLookup(t *testing.T) {
+	series := testSeries()
+	client := &fake.Client{SeriesByMatch: series}
+	d := newTestDiscoverer(t, client, clocktesting.NewFakeClock(time.Now()))
+	if err := d.Relist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	logins := fake.Series{Name: "http_logins_total", Labels: map[string]string{"namespace": "a", "pod": "p1"}}
+	q := `{__name__=~"^http_.*_total$",namespace!="",pod!=""}`
+	series[q] = append(series[q], logins) // appears after the relist
+	series[`{__name__="http_logins_total",__name__=~"^http_.*_total$",namespace!="",pod!=""}`] = []fake.Series{logins}
+	ctx := context.Background()
+	pod := func(metric string) provider.CustomMetricInfo {
+		return provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pod"}, Namespaced: true, Metric: metric}
+	}
+
+	calls := len(client.SeriesCalls())
+	info, target, err := d.LookupCustom(ctx, provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "node"}, Metric: "node_load1"})
+	if err != nil || target.Series != "node_load1" || info.GroupResource.Resource != "nodes" {
+		t.Fatalf("hit: %+v %+v %v, want node_load1 for nodes (normalised)", info, target, err)
+	}
+	if n := len(client.SeriesCalls()); n != calls {
+		t.Errorf("a hit asked Prometheus %d times", n-calls)
+	}
+
+	if _, target, err = d.LookupCustom(ctx, pod("http_logins_per_second")); err != nil || target.Series != "http_logins_total" {
+		t.Fatalf("miss: %+v %v, want http_logins_total discovered on demand", target, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		info provider.CustomMetricInfo
+		want string
+	}{
+		{"not served", pod("nope"), "nope for pods"},
+		{"unknown resource", provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "widgets"}, Metric: "http_requests_per_second"}, "widgets"},
+		{"impossible name", pod(strings.Repeat("x", 1000)), strings.Repeat("x", 64) + "... for pod"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := d.LookupCustom(ctx, tc.info)
+			if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 200 {
+				t.Errorf("err = %v, want a 404 naming %s", err, tc.want)
+			}
+		})
+	}
+
+	if target, err := d.LookupExternal(ctx, "queue_messages_ready"); err != nil || target.Series != "queue_messages_ready" {
+		t.Errorf("external hit: %+v %v", target, err)
+	}
+	if _, err := d.LookupExternal(ctx, "no-such/metric"); !apierrors.IsNotFound(err) {
+		t.Errorf("external impossible name: err = %v, want a 404", err)
+	}
+	if got := d.CustomMetrics(); len(got) != len(d.Registry().CustomMetrics()) || len(d.ExternalMetrics()) != 1 {
+		t.Errorf("lists: %d custom, %d external", len(got), len(d.ExternalMetrics()))
 	}
 }

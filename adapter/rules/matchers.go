@@ -1,4 +1,4 @@
-package naming
+package rules
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 )
@@ -44,30 +45,6 @@ func quote(s string) string {
 func escape(s string) string {
 	q := quote(s)
 	return strings.ReplaceAll(q[1:len(q)-1], "'", `\x27`)
-}
-
-// selectorRequirements checks a metric label selector's size and returns its
-// requirements. A nil selector has none. Errors wrap ErrBadSelector.
-func selectorRequirements(sel labels.Selector) ([]requirement, error) {
-	if sel == nil {
-		return nil, nil
-	}
-	if n := len(sel.String()); n > MaxSelectorLength {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBadSelector, n, MaxSelectorLength)
-	}
-	reqs, selectable := sel.Requirements()
-	if !selectable {
-		return nil, fmt.Errorf("%w: selects nothing", ErrBadSelector)
-	}
-	out := make([]requirement, 0, len(reqs))
-	for i := range reqs {
-		out = append(out, requirement{
-			name:   reqs[i].Key(),
-			op:     reqs[i].Operator(),
-			values: reqs[i].Values().List(),
-		})
-	}
-	return out, nil
 }
 
 // toMatcher maps a selector requirement to a PromQL matcher, as prometheus-adapter does:
@@ -163,4 +140,92 @@ func (s *matcherSet) addRequirements(reqs []requirement) error {
 		s.add(m, strings.Join(r.values, "|"))
 	}
 	return nil
+}
+
+// Selector is a request's metric label selector, checked and walked once
+// (ParseSelector): queries rendered with it reuse its requirements, and answers
+// name it by LabelSelector without walking the request's selector again. It is a
+// labels.Selector itself, so it goes wherever one is expected (CustomRequest,
+// ExternalQuery).
+type Selector struct {
+	labels.Selector
+	reqs []requirement
+}
+
+// ParseSelector checks sel's size and takes its requirements. A nil selector has
+// none. Errors wrap ErrBadSelector; a requirement no query can express (a label
+// name that is not a Prometheus one, gt, lt) fails later, when a query is rendered.
+func ParseSelector(sel labels.Selector) (*Selector, error) {
+	if s, ok := sel.(*Selector); ok {
+		return s, nil
+	}
+	if sel == nil {
+		return &Selector{Selector: labels.Everything()}, nil
+	}
+	if n := len(sel.String()); n > MaxSelectorLength {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrBadSelector, n, MaxSelectorLength)
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return nil, fmt.Errorf("%w: selects nothing", ErrBadSelector)
+	}
+	s := &Selector{Selector: sel, reqs: make([]requirement, 0, len(reqs))}
+	for i := range reqs {
+		s.reqs = append(s.reqs, requirement{
+			name:   reqs[i].Key(),
+			op:     reqs[i].Operator(),
+			values: reqs[i].Values().List(),
+		})
+	}
+	return s, nil
+}
+
+// selectorRequirements returns the requirements of sel, parsing it unless it is
+// a *Selector already. Errors wrap ErrBadSelector.
+func selectorRequirements(sel labels.Selector) ([]requirement, error) {
+	s, err := ParseSelector(sel)
+	if err != nil {
+		return nil, err
+	}
+	return s.reqs, nil
+}
+
+// LabelSelector is the selector in the API's form, which answers carry; nil when it
+// has no requirement. The API has no "!=": a != v becomes "a notin (v)", which means
+// the same (a series without the label matches both). = and == become matchLabels
+// (two different values for one label become In requirements); in, notin, exists
+// and !exists keep their operator. gt and lt have no API form, an error wrapping
+// ErrBadSelector (no query can be rendered for them either).
+func (s *Selector) LabelSelector() (*metav1.LabelSelector, error) {
+	if len(s.reqs) == 0 {
+		return nil, nil
+	}
+	ls := &metav1.LabelSelector{}
+	for _, r := range s.reqs {
+		expr := metav1.LabelSelectorRequirement{Key: r.name, Values: r.values}
+		switch r.op {
+		case selection.Equals, selection.DoubleEquals:
+			if ls.MatchLabels == nil {
+				ls.MatchLabels = map[string]string{}
+			}
+			if old, dup := ls.MatchLabels[r.name]; dup && old != r.values[0] {
+				ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.name, Operator: metav1.LabelSelectorOpIn, Values: r.values})
+				continue
+			}
+			ls.MatchLabels[r.name] = r.values[0]
+			continue
+		case selection.NotEquals, selection.NotIn:
+			expr.Operator = metav1.LabelSelectorOpNotIn
+		case selection.In:
+			expr.Operator = metav1.LabelSelectorOpIn
+		case selection.Exists:
+			expr.Operator, expr.Values = metav1.LabelSelectorOpExists, nil
+		case selection.DoesNotExist:
+			expr.Operator, expr.Values = metav1.LabelSelectorOpDoesNotExist, nil
+		default:
+			return nil, fmt.Errorf("%w: operator %q has no label selector form", ErrBadSelector, r.op)
+		}
+		ls.MatchExpressions = append(ls.MatchExpressions, expr)
+	}
+	return ls, nil
 }

@@ -1,4 +1,4 @@
-// Package naming compiles prometheus-adapter discovery rules into immutable Rules that
+// Package rules compiles prometheus-adapter discovery rules into immutable Rules that
 // name metrics after Prometheus series, map series labels to Kubernetes group-resources
 // and back, and render a request into PromQL through the rule's metricsQuery template.
 //
@@ -22,4 +22,4 @@
 // ErrBadSelector. Label names produced by a rule (overrides and the resources template)
 // are checked against the same grammar, and series names against the metric-name
 // grammar.
-package naming
+package rules

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/metadata"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	"github.com/ebbflow/ebbflow/adapter/objects"
+	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
+)
+
+type completedConfig struct {
+	opts   Options
+	rules  *ruleset.Set
+	apis   servedAPIs
+	disc   *discovery.Discoverer
+	lister *objects.CacheLister
+	// resAPI serves metrics.k8s.io; nil when it is not served.
+	resAPI *resourceAPI
+	reload *reloader
+	server *apiserver.CustomMetricsAdapterServer
+	// base is the context requests of metrics.k8s.io run under (metrics-server's
+	// getters take none); Run cancels it when its own context is done.
+	base       context.Context
+	cancelBase context.CancelFunc
+	backends   []string
+}
+
+// CompletedConfig is the adapter built and ready to run; only Complete makes one.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete builds the adapter from the config: a Guard per Prometheus backend,
+// discovery with the rules, the object cache, the providers, the API server with
+// its filters, readiness checks and the groups it serves, and the rule-file
+// reloader. Nothing runs until Run. The API server is built through the
+// options' custom-metrics-apiserver AdapterBase, the flags' builder.
+func (c *Config) Complete() (CompletedConfig, error) {
+	o := c.Options
+	guards, err := prom.NewGuardMetrics(c.Registerer)
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	guard := guards.Guard(c.Prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, config.DefaultBackend)
+	named := guardBackends(guards, c.Backends)
+	disc, err := discovery.New(discovery.Options{Client: guard, Backends: named, Scope: discovery.MapperScope{Mapper: c.Mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	disc.SetRules(c.Rules.Rules)
+
+	restConfig, err := o.Base.ClientConfig()
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	metaClient, err := metadata.NewForConfig(restConfig)
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	lister := objects.NewCacheLister(metaClient, c.Mapper, 0)
+	prov, err := provider.New(provider.Options{
+		Prom: guard, Backends: named, Discovery: disc, Lister: lister, Mapper: c.Mapper,
+		NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+		NaNValues: o.NaNValues,
+	})
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	cc := &completedConfig{opts: o, rules: c.Rules, disc: disc, lister: lister, backends: c.BackendNames}
+	cc.base, cc.cancelBase = context.WithCancel(context.Background())
+	// custom.metrics.k8s.io and external.metrics.k8s.io are served whatever the rule
+	// file holds, so that their APIServices are Available and a reload adding the
+	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
+	cc.apis = selectAPIs(o.ResourceMetrics, c.Rules)
+	if cc.apis.Custom {
+		o.Base.WithCustomMetrics(prov)
+	}
+	if cc.apis.External {
+		o.Base.WithExternalMetrics(prov)
+	}
+	if cc.apis.Resource {
+		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.
+		resProv, err := provider.NewResource(provider.ResourceOptions{
+			Prom: guard, Backends: named, NamespaceQueryThreshold: o.NamespaceQueryThreshold, Registerer: c.Registerer,
+		}, c.Rules.Resource)
+		if err != nil {
+			return CompletedConfig{}, err
+		}
+		if cc.resAPI, err = newResourceAPI(lister, resProv, restConfig); err != nil {
+			return CompletedConfig{}, err
+		}
+	}
+	if o.Transport.DisableHTTP2 {
+		o.Base.SecureServing.DisableHTTP2Serving = true
+	}
+	o.setOpenAPI(cc.apis.Custom, cc.apis.External, cc.apis.Resource)
+	apiConfig, err := o.Base.Config()
+	if err != nil {
+		return CompletedConfig{}, err
+	}
+	InstallFilters(apiConfig.GenericConfig)
+	if cc.server, err = o.Base.Server(); err != nil {
+		return CompletedConfig{}, err
+	}
+	if cc.resAPI != nil {
+		if err := cc.resAPI.install(cc.base, cc.server.GenericAPIServer, o.PrometheusTimeout); err != nil {
+			return CompletedConfig{}, err
+		}
+	}
+	if err := cc.server.GenericAPIServer.AddReadyzChecks(healthz.NamedCheck("metric-discovery", func(_ *http.Request) error {
+		if !disc.Synced() {
+			return errors.New("no successful metric discovery yet")
+		}
+		return nil
+	})); err != nil {
+		return CompletedConfig{}, err
+	}
+	if cc.reload, err = newReloader(o.ConfigFile, c.Rules.Hash, ruleset.Options{Mapper: c.Mapper, Backends: c.BackendNames}, disc, c.Registerer); err != nil {
+		return CompletedConfig{}, err
+	}
+	cc.reload.resourceMode = o.ResourceMetrics
+	if cc.resAPI != nil {
+		cc.reload.resource = cc.resAPI.provider
+	}
+	return CompletedConfig{cc}, nil
+}
