@@ -18,11 +18,11 @@ import (
 // changes.
 func writeSimulationTable(w io.Writer, rs []replayed, step time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SPEC\tSCALE EVENTS (UP/DOWN)\tMIN\tMAX\tREPLICA-HOURS\tUNDER-PROVISIONED\tFAILED STEPS\tACTUAL REPLICA-HOURS")
+	fmt.Fprintln(tw, "SPEC\tSCALE EVENTS (UP/DOWN)\tMIN\tMAX\tREPLICA-HOURS\tUNDER-PROVISIONED\tFAILED STEPS\tACTUAL REPLICA-HOURS\tSHORT POD-SECONDS\tORACLE REPLICA-HOURS\tORACLE SHORT POD-SECONDS")
 	for _, r := range rs {
 		s := r.result.Summary
-		fmt.Fprintf(tw, "%s\t%d (%d/%d)\t%d\t%d\t%.1f\t%s\t%d\t%s\n", r.spec.name, s.ScaleEvents, s.ScaleUps, s.ScaleDowns,
-			s.MinReplicas, s.MaxReplicas, s.ReplicaHours, s.UnderProvisioned, s.FailedSteps, actualHours(r.actual, step))
+		fmt.Fprintf(tw, "%s\t%d (%d/%d)\t%d\t%d\t%.1f\t%s\t%d\t%s\t%s\n", r.spec.name, s.ScaleEvents, s.ScaleUps, s.ScaleDowns,
+			s.MinReplicas, s.MaxReplicas, s.ReplicaHours, s.UnderProvisioned, s.FailedSteps, actualHours(r.actual, step), scoreText(s.Score))
 	}
 	tw.Flush()
 	for _, r := range rs {
@@ -38,6 +38,14 @@ func writeSimulationTable(w io.Writer, rs []replayed, step time.Duration) {
 		}
 		tw.Flush()
 	}
+}
+
+// scoreText is the score's columns, "-" each when nothing was scored.
+func scoreText(s simulate.Score) string {
+	if !s.Scored {
+		return "-\t-\t-"
+	}
+	return fmt.Sprintf("%.0f\t%.1f\t%.0f", s.ShortPodSeconds, s.Oracle.ReplicaHours, s.Oracle.ShortPodSeconds)
 }
 
 // actualHours is the replica-hours of the actual replicas, "-" when unknown.
@@ -90,6 +98,8 @@ type jsonStep struct {
 	Failed           bool       `json:"failed,omitempty"`
 	UnderProvisioned bool       `json:"underProvisioned,omitempty"`
 	Reason           string     `json:"reason,omitempty"`
+	// Needed is the ready pods the load needed (absent when not scored).
+	Needed *int32 `json:"needed,omitempty"`
 }
 
 type jsonSummary struct {
@@ -101,6 +111,15 @@ type jsonSummary struct {
 	ReplicaHours            float64 `json:"replicaHours"`
 	UnderProvisionedSeconds float64 `json:"underProvisionedSeconds"`
 	FailedSteps             int     `json:"failedSteps"`
+	// Score is absent when no metric has a per-pod target.
+	Score *jsonScore `json:"score,omitempty"`
+}
+
+// jsonScore is simulate.Score.
+type jsonScore struct {
+	ShortPodSeconds       float64 `json:"shortPodSeconds"`
+	OracleReplicaHours    float64 `json:"oracleReplicaHours"`
+	OracleShortPodSeconds float64 `json:"oracleShortPodSeconds"`
 }
 
 type jsonSpec struct {
@@ -125,6 +144,10 @@ func writeSimulationJSON(w io.Writer, rs []replayed, rng simsource.Range) error 
 			MinReplicas: sum.MinReplicas, MaxReplicas: sum.MaxReplicas, ReplicaHours: sum.ReplicaHours,
 			UnderProvisionedSeconds: sum.UnderProvisioned.Seconds(), FailedSteps: sum.FailedSteps,
 		}}
+		if sc := sum.Score; sc.Scored {
+			js.Summary.Score = &jsonScore{ShortPodSeconds: sc.ShortPodSeconds,
+				OracleReplicaHours: sc.Oracle.ReplicaHours, OracleShortPodSeconds: sc.Oracle.ShortPodSeconds}
+		}
 		for _, m := range r.spec.spec.HPA.Metrics {
 			js.Metrics = append(js.Metrics, evaluation.MetricName(m))
 		}
@@ -132,6 +155,9 @@ func writeSimulationJSON(w io.Writer, rs []replayed, rng simsource.Range) error 
 			s := jsonStep{Time: st.Time.UTC(), Replicas: st.Replicas, Current: st.Current, Ready: st.Ready,
 				Rescaled: st.Rescaled, Failed: st.Failed, UnderProvisioned: st.UnderProvisioned, Reason: st.Reason,
 				Values: make([]*float64, len(st.Values))}
+			if st.Needed >= 0 {
+				s.Needed = &r.result.Steps[i].Needed
+			}
 			if i < len(r.actual) && r.actual[i] != simulate.Missing {
 				s.Actual = &r.actual[i]
 			}

@@ -19,6 +19,12 @@
 //     (package replicas does the math), then one per ClusterProportional
 //     metric (package proportional). classify.go: the calculation a spec
 //     calls for, and upstream's wording of a failed metric.
+//     Forecasts (forecast.go): a metric with a forecast (an Autoscaler's
+//     spec.metrics[].forecast) forecasts its value from Reading.History
+//     (package forecast) and the replicas it asks for, as the metric's
+//     target would, floor the combined proposal (max of the two) before
+//     normalization; without a history or a forecast the metric decides
+//     alone, and condition Forecasting says why.
 //  3. Upstream's decision (decide.go: decide): the maximum with upstream's
 //     failure rules, then stabilization and the scaling policies (package
 //     behavior), the floor when scaling from zero.

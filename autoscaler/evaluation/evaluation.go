@@ -74,6 +74,8 @@ type Result struct {
 	propStatus map[int]v1alpha1.ClusterProportionalStatus
 	ext        proposalResult
 	holds      held
+	// forecastOutcomes are the metrics' forecasts (forecast.go).
+	forecastOutcomes []forecastOutcome
 }
 
 // ReadsMetrics reports whether an evaluation of in reads the pods and the
@@ -199,6 +201,7 @@ func (r *Result) compute() {
 			r.ext = applyProposalExtensions(extIn)
 			din.Override = r.ext.Override
 		}
+		r.applyForecasts(&din)
 		r.Decision = decide(din)
 	default:
 		r.ext.State = extIn.State

@@ -85,6 +85,8 @@ type MetricOptions struct {
 	Activation *resource.Quantity
 	// MissingAsZero reads an empty answer as the value 0.
 	MissingAsZero bool
+	// Forecast is the metric's forecast (forecast.go); nil: none.
+	Forecast *ForecastOptions
 }
 
 // Spec is what an evaluation reads of an autoscaler's spec: the HPA spec
@@ -147,7 +149,8 @@ func metricOptionsOf(metrics []v1alpha1.MetricSpec) []MetricOptions {
 		if m.Type == v1alpha1.ClusterProportionalMetricSourceType {
 			continue
 		}
-		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero})
+		out = append(out, MetricOptions{Activation: m.Activation, MissingAsZero: m.TreatMissingAs == v1alpha1.MissingAsZero,
+			Forecast: forecastOptionsOf(m.Forecast)})
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -31,6 +32,10 @@ type Reading struct {
 	// Timestamp is the timestamp the metrics API reported (upstream's: the
 	// first item's).
 	Timestamp time.Time
+	// History is the metric's recorded history for its forecast (for a
+	// Pods metric the workload's total load); nil: not read, and the
+	// forecast reports that it has none.
+	History *forecast.History
 }
 
 // Shared are the facts every metric of one evaluation reads.

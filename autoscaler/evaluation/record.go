@@ -40,6 +40,8 @@ type recordInput struct {
 	// Decision and Adjusted are the results of the decide and adjust stages.
 	Decision Decision
 	Adjusted held
+	// Forecasts are the metrics' forecasts.
+	Forecasts []forecastOutcome
 	// Scaled is true when the scale was written.
 	Scaled bool
 	// Err is the failure of the evaluation, if any (scale read, metrics,
@@ -127,6 +129,7 @@ func (r *Result) recordInput() recordInput {
 		Metrics:         r.Metrics,
 		Decision:        r.Decision,
 		Adjusted:        r.holds,
+		Forecasts:       r.forecastOutcomes,
 		Scaled:          r.Scaled,
 		Err:             r.Err,
 	}

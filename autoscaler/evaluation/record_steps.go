@@ -48,6 +48,11 @@ func steps(in recordInput, messages bool) []v1alpha1.DecisionStep {
 		}
 		add(ov.Stage, max(d.Aggregate.Replicas, 0), to, ov.Message)
 	}
+	if d.Aggregate != nil {
+		for _, s := range forecastSteps(in.Forecasts, d, max(d.Aggregate.Replicas, 0)) {
+			add(s.Stage, s.From, s.To, s.Message)
+		}
+	}
 	if o := d.Outcome; o != nil && d.Aggregate != nil {
 		proposal := max(d.Aggregate.Replicas, 0)
 		if d.Override != nil {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -21,8 +22,14 @@ type replay struct {
 	// perPod are the per-pod on-target usages of Resource metrics (see
 	// perPodTarget); 0 for other metrics.
 	perPod []float64
-	fleet  *fleet
-	hist   evaluation.History
+	// units are the per-pod target loads the score divides by (unitLoads).
+	units []float64
+	// history holds, per metric with a forecast, its recorded series in the
+	// metric's unit (NaN where missing); nil for the others (forecast.go).
+	history [][]float64
+	view    []forecast.History
+	fleet   *fleet
+	hist    evaluation.History
 	// status is the autoscaler's status, carried from step to step as the
 	// API server would.
 	status       autoscalingv2.HorizontalPodAutoscalerStatus
@@ -64,6 +71,8 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 			r.perPod[i], _ = perPodTarget(r.kinds[i], m, cfg.Template) // validated
 		}
 	}
+	r.units = unitLoads(&spec, r.kinds, r.perPod)
+	r.history, r.view = forecastHistories(cfg, spec, series)
 	return r
 }
 
@@ -75,7 +84,7 @@ func (r *replay) step(i int) Step {
 	n := len(r.spec.HPA.Metrics)
 	current := r.fleet.replicas()
 	ready := r.fleet.observe(now)
-	out := Step{Time: now, Current: current, Ready: ready,
+	out := Step{Time: now, Current: current, Ready: ready, Needed: needed(r.series, r.units, i),
 		Values: r.values[i*n : (i+1)*n], Ratios: r.ratios[i*n : (i+1)*n]}
 	in := evaluation.Input{
 		Spec: r.spec, Settings: r.cfg.Settings, Namespace: r.cfg.Namespace, Status: r.status,
@@ -135,7 +144,7 @@ func (r *replay) size(k, i int) evaluation.ProportionalReading {
 func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 	spec := r.spec.HPA.Metrics[j]
 	rd := &r.readings[j]
-	*rd = evaluation.Reading{Spec: spec, Timestamp: now}
+	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i)}
 	v := r.series[j].Values[i]
 	if v == Missing || (isPerPod(spec) && ready == 0) {
 		rd.FetchErr, rd.Empty = ErrNoSample, v == Missing

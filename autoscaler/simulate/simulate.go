@@ -88,6 +88,9 @@ type Step struct {
 	// UnderProvisioned is true when some metric's usage ratio exceeded the
 	// scale-up tolerance.
 	UnderProvisioned bool
+	// Needed is the ready pods the recorded load needed (see Score), -1
+	// when no metric tells.
+	Needed int32
 }
 
 // Result is a replay: every step and its summary.
@@ -140,6 +143,9 @@ func ValidateMetrics(spec *evaluation.Spec, template *replicas.Pod) error {
 			return err
 		}
 	}
+	if err := validateForecast(spec); err != nil {
+		return err
+	}
 	for i, m := range spec.HPA.Metrics {
 		kind, err := evaluation.Classify(m)
 		if err != nil {
@@ -183,5 +189,7 @@ func Run(cfg Config, spec evaluation.Spec, series []Series) (Result, error) {
 	for i := range steps {
 		steps[i] = r.step(i)
 	}
-	return Result{Steps: steps, Summary: Summarize(steps, cfg.Step)}, nil
+	sum := Summarize(steps, cfg.Step)
+	sum.Score = ScoreOf(steps, cfg.Step, cfg.PodStartup, evaluation.MinReplicas(&spec.HPA), spec.HPA.MaxReplicas)
+	return Result{Steps: steps, Summary: sum}, nil
 }

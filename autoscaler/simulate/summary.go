@@ -18,6 +18,9 @@ type Summary struct {
 	UnderProvisioned time.Duration
 	// FailedSteps counts evaluations whose metrics allowed no decision.
 	FailedSteps int
+	// Score is the replay's and the oracle's provisioning against the load
+	// (set by Run).
+	Score Score
 }
 
 // Summarize computes the summary of steps taken every step.

@@ -37,6 +37,55 @@ type MetricSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Zero
 	TreatMissingAs MissingPolicy `json:"treatMissingAs,omitempty"`
+
+	// forecast adds a floor from a forecast of this metric's value lead
+	// ahead, made from its own history with a daily or weekly season: the
+	// forecast proposes replicas as the metric does (same target) and the
+	// metric's proposal is the larger of the two, so a forecast only adds
+	// capacity; behaviors and bounds apply as usual. No forecast (too little
+	// history, no history, a failed read) leaves the metric's own proposal.
+	// Pods, Object and External metrics (for a Pods metric, the workload's
+	// total load is forecast).
+	// +optional
+	Forecast *MetricForecast `json:"forecast,omitempty"`
+}
+
+// ForecastSeason is the period a forecast repeats.
+// +kubebuilder:validation:Enum=Daily;Weekly
+type ForecastSeason string
+
+// Forecast seasons.
+const (
+	SeasonDaily  ForecastSeason = "Daily"
+	SeasonWeekly ForecastSeason = "Weekly"
+)
+
+// ForecastMethod is how a forecast is computed.
+// +kubebuilder:validation:Enum=SeasonalMax;LevelCorrected;SeasonalNaive;HoltWinters
+type ForecastMethod string
+
+// MetricForecast configures a metric's forecast.
+type MetricForecast struct {
+	// season is the period the load repeats: Daily (default) or Weekly.
+	// +optional
+	Season ForecastSeason `json:"season,omitempty"`
+
+	// method is how the forecast is computed from the past seasons (see
+	// docs/forecast.md; default SeasonalMax: the peak of each of the last
+	// four seasons around the target time, then the second largest).
+	// +optional
+	Method ForecastMethod `json:"method,omitempty"`
+
+	// podStartup is how long a new pod of the target takes to become ready
+	// (default 60s); it sets the default lead.
+	// +optional
+	PodStartup *metav1.Duration `json:"podStartup,omitempty"`
+
+	// lead is how far ahead the forecast looks: default podStartup plus one
+	// sync period of 15s, so that pods started now are ready when the
+	// forecast load arrives. Less than the season.
+	// +optional
+	Lead *metav1.Duration `json:"lead,omitempty"`
 }
 
 // MissingPolicy says how to read a metric that returns no value.

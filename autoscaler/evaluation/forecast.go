@@ -1,0 +1,236 @@
+package evaluation
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
+)
+
+// Defaults of a metric's forecast (v1alpha1.MetricForecast).
+const (
+	// DefaultForecastMethod is the method chosen on the replays of real
+	// traffic (docs/benchmarks.md#forecasts-on-real-traffic).
+	DefaultForecastMethod = forecast.SeasonalMax
+	// DefaultPodStartup is the pod start-up a forecast's default lead
+	// covers; DefaultSyncPeriod the sync period added to it (upstream's
+	// --horizontal-pod-autoscaler-sync-period default).
+	DefaultPodStartup = 60 * time.Second
+	DefaultSyncPeriod = 15 * time.Second
+)
+
+// StageForecast names the forecast's step in decision records;
+// ConditionForecasting its condition.
+const (
+	StageForecast                                                           = "Forecast"
+	ConditionForecasting autoscalingv2.HorizontalPodAutoscalerConditionType = "Forecasting"
+)
+
+// ErrNoHistory is why a metric read without its history has no forecast.
+var ErrNoHistory = errors.New("no history was read for the forecast")
+
+// ForecastOptions are a metric's forecast with its defaults applied.
+type ForecastOptions struct {
+	// Season is forecast.Daily or forecast.Weekly; SeasonName its name.
+	Season     time.Duration
+	SeasonName v1alpha1.ForecastSeason
+	Method     forecast.Method
+	Lead       time.Duration
+}
+
+// forecastOptionsOf applies the defaults to f (nil: no forecast).
+func forecastOptionsOf(f *v1alpha1.MetricForecast) *ForecastOptions {
+	if f == nil {
+		return nil
+	}
+	o := &ForecastOptions{Season: forecast.Daily, SeasonName: v1alpha1.SeasonDaily,
+		Method: forecast.Method(f.Method), Lead: DefaultPodStartup + DefaultSyncPeriod}
+	if f.Season == v1alpha1.SeasonWeekly {
+		o.Season, o.SeasonName = forecast.Weekly, v1alpha1.SeasonWeekly
+	}
+	if o.Method == "" {
+		o.Method = DefaultForecastMethod
+	}
+	if f.PodStartup != nil {
+		o.Lead = f.PodStartup.Duration + DefaultSyncPeriod
+	}
+	if f.Lead != nil {
+		o.Lead = f.Lead.Duration
+	}
+	return o
+}
+
+// forecastOutcome is one metric's forecast in an evaluation.
+type forecastOutcome struct {
+	Index int
+	Opts  ForecastOptions
+	// Forecast is the forecast's value (in the metric's unit), or why
+	// there is none; Replicas what it asks for when OK.
+	Forecast forecast.Forecast
+	Replicas int32
+	// Message describes it for the record and the condition.
+	Message string
+}
+
+// forecasts computes the forecast of every metric that has one.
+func (r *Result) forecasts() []forecastOutcome {
+	in := &r.in
+	var out []forecastOutcome
+	tol := replicas.TolerancesFor(in.Settings.Tolerance, in.Spec.HPA.Behavior)
+	for i, o := range in.Spec.MetricOptions {
+		if o.Forecast == nil || i >= len(in.Readings) {
+			continue
+		}
+		fo := forecastOutcome{Index: i, Opts: *o.Forecast}
+		rd := in.Readings[i]
+		name := fmt.Sprintf("spec.metrics[%d].forecast (%s)", i, MetricName(rd.Spec))
+		kind, err := Classify(rd.Spec)
+		switch {
+		case err != nil:
+		case !forecastable(rd.Spec.Type):
+			err = fmt.Errorf("applies to Pods, Object and External metrics only, not %s", rd.Spec.Type)
+		case rd.History == nil:
+			err = ErrNoHistory
+		}
+		if err == nil {
+			fo.Forecast = forecast.Of(*rd.History, forecast.Request{Now: in.Now, Lead: o.Forecast.Lead,
+				Season: o.Forecast.Season, Method: o.Forecast.Method})
+			if !fo.Forecast.OK {
+				err = errors.New(fo.Forecast.Message)
+			}
+		}
+		if err != nil {
+			fo.Forecast.OK = false
+			fo.Message = fmt.Sprintf("no forecast for %s: %v; the metric decides alone", name, err)
+			out = append(out, fo)
+			continue
+		}
+		fo.Replicas = forecastReplicas(kind, rd.Spec, fo.Forecast.Value, in.Scale.SpecReplicas, tol)
+		fo.Message = fmt.Sprintf("forecast of %s: %.4g in %v (%s season, %s, %d past seasons) asks for %d replicas",
+			MetricName(rd.Spec), fo.Forecast.Value, o.Forecast.Lead, o.Forecast.SeasonName, o.Forecast.Method, fo.Forecast.Seasons, fo.Replicas)
+		out = append(out, fo)
+	}
+	return out
+}
+
+func forecastable(t autoscalingv2.MetricSourceType) bool {
+	return t == autoscalingv2.PodsMetricSourceType || t == autoscalingv2.ObjectMetricSourceType || t == autoscalingv2.ExternalMetricSourceType
+}
+
+// forecastReplicas is what value asks for as the metric's calculation would
+// (a Pods metric's value is the total load): value over the per-pod target,
+// or the usage ratio times the current count for a Value target; the
+// current count when within the tolerance.
+func forecastReplicas(kind MetricKind, spec autoscalingv2.MetricSpec, value float64, current int32, tol replicas.Tolerances) int32 {
+	var raw float64
+	switch kind {
+	case PodsAverageValue:
+		raw = value / spec.Pods.Target.AverageValue.AsApproximateFloat64()
+	case ObjectAverageValue:
+		raw = value / spec.Object.Target.AverageValue.AsApproximateFloat64()
+	case ExternalAverageValue:
+		raw = value / spec.External.Target.AverageValue.AsApproximateFloat64()
+	case ObjectValue:
+		raw = value / spec.Object.Target.Value.AsApproximateFloat64() * float64(current)
+	case ExternalValue:
+		raw = value / spec.External.Target.Value.AsApproximateFloat64() * float64(current)
+	}
+	if math.IsNaN(raw) || raw <= 0 {
+		return 0
+	}
+	if current > 0 {
+		if tol.Within(raw / float64(current)) {
+			return current
+		}
+	}
+	return int32(min(math.Ceil(raw), math.MaxInt32))
+}
+
+// floorByForecast wraps override (the proposal extensions', may be nil) so
+// that a usable combined proposal is raised to the largest forecast's
+// replicas. An unusable proposal (failed metrics) is left to the reactive
+// path and the fallback: a forecast never decides alone.
+func floorByForecast(fs []forecastOutcome, override func(Aggregate) *Override) func(Aggregate) *Override {
+	best := -1
+	for i, f := range fs {
+		if f.Forecast.OK && (best < 0 || f.Replicas > fs[best].Replicas) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return override
+	}
+	f := fs[best]
+	return func(a Aggregate) *Override {
+		var o *Override
+		if override != nil {
+			o = override(a)
+		}
+		if !a.Usable || (o != nil && o.Hold) {
+			return o
+		}
+		base := a.Replicas
+		if o != nil {
+			base = o.Replicas
+		}
+		if f.Replicas <= base {
+			return o
+		}
+		return &Override{Replicas: f.Replicas, Stage: StageForecast, Message: f.Message}
+	}
+}
+
+// forecastCondition is the Forecasting condition: True when every metric
+// with a forecast has one, else False naming the first without.
+func forecastCondition(fs []forecastOutcome) autoscalingv2.HorizontalPodAutoscalerCondition {
+	for _, f := range fs {
+		if !f.Forecast.OK {
+			return cond(ConditionForecasting, corev1.ConditionFalse, "NoForecast", f.Message)
+		}
+	}
+	return cond(ConditionForecasting, corev1.ConditionTrue, "ForecastAvailable", fs[0].Message)
+}
+
+// applyForecasts computes the forecasts, floors din's proposal by them and
+// reports their condition (compute calls it once the proposals are known).
+func (r *Result) applyForecasts(din *decideInput) {
+	if !r.in.Spec.hasForecast() {
+		return
+	}
+	r.forecastOutcomes = r.forecasts()
+	din.Override = floorByForecast(r.forecastOutcomes, din.Override)
+	r.set(forecastCondition(r.forecastOutcomes), r.in.Now)
+}
+
+func (s *Spec) hasForecast() bool {
+	for _, o := range s.MetricOptions {
+		if o.Forecast != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// forecastSteps are the record's Forecast steps of the forecasts that did
+// not raise a usable proposal (the one that did is the override's step):
+// what each asked for, or why there was none, at proposal.
+func forecastSteps(fs []forecastOutcome, d Decision, proposal int32) []extensionStep {
+	var out []extensionStep
+	if d.Aggregate == nil || !d.Aggregate.Usable {
+		return nil
+	}
+	for _, f := range fs {
+		if d.Override != nil && d.Override.Stage == StageForecast && d.Override.Message == f.Message {
+			continue
+		}
+		out = append(out, extensionStep{Stage: StageForecast, From: proposal, To: proposal, Message: f.Message})
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
+)
+
+// forecastHistories converts the series of the metrics with a forecast to
+// the metric's unit once (NaN where missing), for the forecasts of every
+// step: the recorded value of an Object or External metric, the load of a
+// Pods metric (the per-pod values summed over the pods that existed, so
+// renamed pods do not matter).
+func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) ([][]float64, []forecast.History) {
+	var hist [][]float64
+	var views []forecast.History
+	for j, o := range spec.MetricOptions {
+		if o.Forecast == nil || j >= len(spec.HPA.Metrics) {
+			continue
+		}
+		if hist == nil {
+			hist, views = make([][]float64, len(spec.HPA.Metrics)), make([]forecast.History, len(spec.HPA.Metrics))
+		}
+		hist[j] = make([]float64, len(series[j].Values))
+		for i, v := range series[j].Values {
+			hist[j][i] = math.NaN()
+			if v != Missing {
+				hist[j][i] = float64(v) / 1000
+			}
+		}
+		views[j] = forecast.History{Start: cfg.Start, Step: cfg.Step}
+	}
+	return hist, views
+}
+
+// historyAt is metric j's history up to step i (nil without a forecast):
+// what the controller could have read at that time.
+func (r *replay) historyAt(j, i int) *forecast.History {
+	if r.history == nil || r.history[j] == nil {
+		return nil
+	}
+	r.view[j].Values = r.history[j][:i+1]
+	return &r.view[j]
+}
+
+// validateForecast reports a forecast on a metric that cannot have one,
+// naming the field.
+func validateForecast(spec *evaluation.Spec) error {
+	for j, o := range spec.MetricOptions {
+		if o.Forecast == nil || j >= len(spec.HPA.Metrics) {
+			continue
+		}
+		switch t := spec.HPA.Metrics[j].Type; t {
+		case autoscalingv2.PodsMetricSourceType, autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType:
+		default:
+			return fmt.Errorf("spec.metrics[%d].forecast: applies to Pods, Object and External metrics only, not %s", j, t)
+		}
+		if !slices.Contains(forecast.Methods, o.Forecast.Method) {
+			return fmt.Errorf("spec.metrics[%d].forecast.method: unknown method %q (one of %v)", j, o.Forecast.Method, forecast.Methods)
+		}
+		if o.Forecast.Lead < 0 || o.Forecast.Lead >= o.Forecast.Season {
+			return fmt.Errorf("spec.metrics[%d].forecast.lead: %v must be in [0, the season %v)", j, o.Forecast.Lead, o.Forecast.Season)
+		}
+	}
+	return nil
+}

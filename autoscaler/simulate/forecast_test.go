@@ -1,0 +1,88 @@
+package simulate
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+)
+
+// rampDays is days of one-minute load that ramps each day from 2 pods'
+// worth to 20 in 10 minutes at 09:00 and back at 17:00 (milli-units, 1 a
+// pod).
+func rampDays(days int) Series {
+	s := Series{Values: make([]int64, days*1440)}
+	for i := range s.Values {
+		m := i % 1440
+		pods := int64(2)
+		switch {
+		case m >= 540 && m < 550:
+			pods = 2 + int64(m-540+1)*18/10
+		case m >= 550 && m < 1020:
+			pods = 20
+		}
+		s.Values[i] = pods * 1000
+	}
+	return s
+}
+
+func withForecast(s evaluation.Spec, f *v1alpha1.MetricForecast) evaluation.Spec {
+	spec := v1alpha1.AutoscalerSpec{MinReplicas: s.HPA.MinReplicas, MaxReplicas: s.HPA.MaxReplicas, Behavior: s.HPA.Behavior,
+		Metrics: []v1alpha1.MetricSpec{{MetricSpec: s.HPA.Metrics[0], Forecast: f}}}
+	return evaluation.FromAutoscaler(&spec)
+}
+
+// The replay feeds each step the history recorded up to it: from the second
+// day on, the forecast starts the pods of the 09:00 ramp a start-up ahead
+// and the replay is short far less than the reactive one, with the same
+// code as the controller; on the first day (less than a season) both are
+// the same.
+func TestReplayWithForecast(t *testing.T) {
+	const days = 3
+	cfg := config(days*1440, 2)
+	cfg.Step, cfg.PodStartup = time.Minute, 90*time.Second
+	load := rampDays(days)
+	reactive := fastUp(spec(1, 30, externalMetric("rps", 1000)))
+	fc := withForecast(reactive, &v1alpha1.MetricForecast{PodStartup: &metav1.Duration{Duration: cfg.PodStartup}})
+	a, b := run(t, cfg, reactive, load), run(t, cfg, fc, load)
+	day := func(r Result, d int) Score {
+		return ScoreOf(r.Steps[d*1440:(d+1)*1440], cfg.Step, cfg.PodStartup, 1, 30)
+	}
+	if first := day(b, 0); !near(first.ShortPodSeconds, day(a, 0).ShortPodSeconds) {
+		t.Errorf("first day: forecast short %v, reactive %v; with less than a season they must be equal", first.ShortPodSeconds, day(a, 0).ShortPodSeconds)
+	}
+	for d := 1; d < days; d++ {
+		ra, rb := day(a, d), day(b, d)
+		if ra.ShortPodSeconds == 0 || rb.ShortPodSeconds > ra.ShortPodSeconds/2 {
+			t.Errorf("day %d: forecast short %v pod-seconds, reactive %v: want at most half", d, rb.ShortPodSeconds, ra.ShortPodSeconds)
+		}
+		if rb.ReplicaHours > ra.ReplicaHours*1.1 {
+			t.Errorf("day %d: forecast %v replica-hours, reactive %v", d, rb.ReplicaHours, ra.ReplicaHours)
+		}
+		t.Logf("day %d: reactive short %.0f pod-s %.1f replica-h; forecast %.0f, %.1f; oracle %.0f, %.1f", d,
+			ra.ShortPodSeconds, ra.ReplicaHours, rb.ShortPodSeconds, rb.ReplicaHours, ra.Oracle.ShortPodSeconds, ra.Oracle.ReplicaHours)
+	}
+	early := false
+	for _, st := range b.Steps[1440+500 : 1440+540] {
+		early = early || st.Rescaled && st.Replicas > st.Current && strings.HasPrefix(st.Reason, "forecast of rps")
+	}
+	if !early {
+		t.Error("day 1: no scale-up for the forecast before 09:00")
+	}
+}
+
+func TestValidateForecast(t *testing.T) {
+	s := withForecast(spec(1, 10, externalMetric("rps", 1000)), &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 25 * time.Hour}})
+	err := Validate(config(10, 1), &s, []Series{constant(10, 1)})
+	if err == nil || !strings.Contains(err.Error(), "spec.metrics[0].forecast.lead: 25h0m0s must be in [0, the season 24h0m0s)") {
+		t.Errorf("lead of 25h: %v", err)
+	}
+	s = withForecast(spec(1, 10, externalMetric("rps", 1000)), &v1alpha1.MetricForecast{Method: "Prophet"})
+	if err := Validate(config(10, 1), &s, []Series{constant(10, 1)}); err == nil || !strings.Contains(err.Error(), `spec.metrics[0].forecast.method: unknown method "Prophet"`) {
+		t.Errorf("method Prophet: %v", err)
+	}
+}
