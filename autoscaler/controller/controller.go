@@ -112,6 +112,7 @@ type Controller struct {
 	podSource *podSource
 	cluster   *clusterWatch
 	reads     *readLimiter
+	histories historyCache // history.go
 }
 
 // New returns a controller over backends and registers its event handlers on

@@ -61,6 +61,7 @@ func (c *Controller) forget(key string) {
 	c.due.forget(key)
 	c.deps.SelfMetrics.forget(key)
 	c.cluster.forget(key)
+	c.histories.forget(key)
 }
 
 // evaluate is one evaluation, read top to bottom:

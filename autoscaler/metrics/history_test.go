@@ -130,7 +130,7 @@ func TestExternalHistoryErrors(t *testing.T) {
 func TestHistorySelectorValues(t *testing.T) {
 	for req, want := range map[metrics.HistoryRequest]string{
 		{Range: 4*24*time.Hour + time.Hour, Step: time.Minute}: "history.ebbflow.dev/range=4d1h,history.ebbflow.dev/step=1m",
-		{Range: 4 * 7 * 24 * time.Hour, Step: 5 * time.Minute}:  "history.ebbflow.dev/range=4w,history.ebbflow.dev/step=5m",
+		{Range: 4 * 7 * 24 * time.Hour, Step: 5 * time.Minute}: "history.ebbflow.dev/range=4w,history.ebbflow.dev/step=5m",
 	} {
 		sel, err := metrics.HistorySelector(nil, req)
 		if err != nil || sel.String() != want {
