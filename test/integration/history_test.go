@@ -29,16 +29,14 @@ import (
 )
 
 // dailyRamp is the recorded queue depth at d into the day of the forecast
-// (the day starts at the time the forecast is made): 20, a ramp from 5 to 35
-// minutes up to 200, 200 until 3 h, then 20 again.
+// (the day starts at the time the forecast is made): 20, then 200 from 5
+// minutes to 3 hours (a sharp daily rise, so that the replicas the forecast
+// asks for are the same at every step that sees it).
 func dailyRamp(d time.Duration) float64 {
-	switch {
-	case d < 5*time.Minute || d >= 3*time.Hour:
-		return 20
-	case d < 35*time.Minute:
-		return 20 + 180*(d-5*time.Minute).Minutes()/30
+	if d >= 5*time.Minute && d < 3*time.Hour {
+		return 200
 	}
-	return 200
+	return 20
 }
 
 // historySpec forecasts the orders queue 45 minutes ahead: on the plateau of
@@ -103,9 +101,10 @@ func newHistoryStack(t *testing.T, promURL string) *metrics.REST {
 	must(t, err)
 	guard, err := prom.NewGuard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
 	must(t, err)
-	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: 10 * time.Minute, Registerer: reg})
+	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: time.Hour, Registerer: reg})
 	must(t, err)
 	disc.SetRules(set.Rules)
+	must(t, disc.Relist(ctxFor(t, time.Minute)))
 	prov, err := provider.New(provider.Options{Prom: guard, Discovery: disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
 	must(t, err)
 	srv := httptest.NewServer(apiHandler(t, prov))
@@ -123,12 +122,13 @@ func newHistoryStack(t *testing.T, promURL string) *metrics.REST {
 // the one made from simulate's values (the same code), and that simulate's
 // replay floors the replicas to that forecast.
 func TestForecastHistoryAgainstPrometheus(t *testing.T) {
-	at := time.Now().Add(-10 * time.Minute).Truncate(time.Minute)
+	at := time.Now().Add(-3 * time.Minute).Truncate(time.Minute)
 	req := metrics.HistoryRequest{Range: 4*24*time.Hour + time.Hour, Step: time.Minute}
 	from := at.Add(-req.Range)
 	dir := t.TempDir()
 	backfillDaily(t, from.Add(-10*time.Minute), at, filepath.Join(dir, "data"))
-	srv := promtest.Start(t, promtest.Options{Dir: dir})
+	// Four days of history: a retention longer than promtest's default day.
+	srv := promtest.Start(t, promtest.Options{Dir: dir, Retention: 30 * 24 * time.Hour})
 	client := newHistoryStack(t, srv.URL())
 
 	sel := labels.SelectorFromSet(labels.Set{"queue": "orders"})
@@ -161,7 +161,7 @@ func TestForecastHistoryAgainstPrometheus(t *testing.T) {
 		mustf(t, h.Values[k] == *st.Values[0], "at %s the adapter's history reads %g, simulate %g", st.Time, h.Values[k], *st.Values[0])
 		compared++
 	}
-	mustf(t, compared > 5700, "only %d points compared", compared)
+	mustf(t, compared > 5700, "only %d points compared (adapter: %d from %v; simulate %d from %v)", compared, len(h.Values), h.Start, len(steps), steps[0].Time)
 
 	fr := forecast.Request{Now: at, Lead: 45 * time.Minute, Season: forecast.Daily, Method: forecast.SeasonalMax}
 	fa, fs := forecast.Of(h, fr), forecast.Of(sim, fr)

@@ -52,7 +52,7 @@ func (s *Server) args() []string {
 		"--web.enable-lifecycle",
 		"--web.enable-admin-api",
 		// Tests run for minutes; a short retention keeps compaction trivial.
-		"--storage.tsdb.retention.time=1d",
+		"--storage.tsdb.retention.time=" + retention(s.opts.Retention),
 		"--query.lookback-delta=" + promDuration(s.opts.LookbackDelta),
 		"--log.level=info",
 	}
@@ -179,4 +179,12 @@ func readTail(path string, limit int64) ([]byte, error) {
 // listenAddr formats the listen address host:port.
 func listenAddr(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// retention is the TSDB retention flag's value: one day unless d is set.
+func retention(d time.Duration) string {
+	if d <= 0 {
+		return "1d"
+	}
+	return promDuration(d)
 }

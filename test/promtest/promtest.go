@@ -78,6 +78,9 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// StopTimeout bounds the graceful part of Stop before SIGKILL; default 10s.
 	StopTimeout time.Duration
+	// Retention is the TSDB retention; default one day (backfill older
+	// history with a longer one).
+	Retention time.Duration
 	// ExtraArgs are appended to the Prometheus command line.
 	ExtraArgs []string
 	// ExternalLabels are the global external_labels (e.g. the replica label of
