@@ -14,8 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/discovery"
+	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 // matrixClient is the fake client that also answers range-vector queries.
@@ -36,18 +40,34 @@ func (c *matrixClient) QueryMatrix(_ context.Context, q string) (model.Matrix, e
 	return nil, fmt.Errorf("fake: no matrix for %q", q)
 }
 
-func newHistoryProvider(t *testing.T) (*Provider, *matrixClient) {
+func newHistoryProvider(t testing.TB) (*Provider, *matrixClient) {
 	t.Helper()
-	f := newFixture(t, 0)
-	mc := &matrixClient{Client: f.prom, answers: map[string]model.Matrix{}}
-	p, err := New(Options{Prom: mc, Discovery: f.provider.opts.Discovery, Lister: f.lister, Mapper: f.provider.opts.Mapper, Registerer: prometheus.NewRegistry()})
+	mapper := config.DefaultRESTMapper()
+	set, err := ruleset.Parse([]byte(ruleFile), mapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := &matrixClient{Client: &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
+		`{__name__="queue_messages_ready",namespace!=""}`: {{Name: "queue_messages_ready", Labels: map[string]string{"namespace": "ns", "queue": "q"}}},
+	}}, answers: map[string]model.Matrix{}}
+	d, err := discovery.New(discovery.Options{Client: mc, Scope: discovery.MapperScope{Mapper: mapper}, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetRules(set.Rules)
+	if err := d.Relist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Options{Prom: mc, Discovery: d, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p, mc
 }
 
-func historySel(t *testing.T, s string) labels.Selector {
+func historySel(t *testing.T, s string) labels.Selector { return historySelB(t, s) }
+
+func historySelB(t testing.TB, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	if err != nil {
