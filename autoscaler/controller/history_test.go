@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
@@ -200,5 +202,43 @@ func TestForecastOnPodsMetricSaysWhy(t *testing.T) {
 	}
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{4}) {
 		t.Fatalf("scale updates %v, want the reactive [4]", got)
+	}
+}
+
+// The histories the controller asks are within the adapter's bounds (range
+// at most five weeks, step at least 30 s, at most 11,000 points).
+func TestHistoryRequestForBounds(t *testing.T) {
+	for _, o := range []evaluation.ForecastOptions{{Season: forecast.Daily}, {Season: forecast.Weekly}} {
+		req := HistoryRequestFor(o)
+		if _, err := metrics.HistorySelector(labels.Everything(), req); err != nil {
+			t.Errorf("%v season: %v", o.Season, err)
+		}
+		if req.Range > 35*24*time.Hour || req.Step < 30*time.Second || req.Range < forecast.DefaultSeasons*o.Season {
+			t.Errorf("%v season: %+v", o.Season, req)
+		}
+	}
+}
+
+func TestHistoryCacheBoundedAndForgotten(t *testing.T) {
+	var hc historyCache
+	now := time.Unix(0, 0)
+	for i := range maxHistories {
+		hc.entry(fmt.Sprintf("Autoscaler/ns/a%d\x000", i), now)
+	}
+	// Full of recently used entries: a new one is not kept.
+	hc.entry("Autoscaler/ns/new\x000", now)
+	if _, ok := hc.entries["Autoscaler/ns/new\x000"]; ok || len(hc.entries) != maxHistories {
+		t.Fatalf("%d entries, new one kept: %v", len(hc.entries), ok)
+	}
+	// Once they are unused for HistoryMaxAge they make room.
+	later := now.Add(HistoryMaxAge + time.Second)
+	hc.entry("Autoscaler/ns/new\x000", later)
+	if _, ok := hc.entries["Autoscaler/ns/new\x000"]; !ok || len(hc.entries) != 1 {
+		t.Fatalf("%d entries after eviction", len(hc.entries))
+	}
+	hc.entry("Autoscaler/ns/new2\x000", later)
+	hc.forget("Autoscaler/ns/new")
+	if len(hc.entries) != 1 {
+		t.Fatalf("forget left %d entries, want new2's", len(hc.entries))
 	}
 }
