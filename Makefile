@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectorQuery$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanName$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
+	$(GO) test -run '^$$' -fuzz '^FuzzHistorySelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./autoscaler/proportional/
 	$(GO) test -run '^$$' -fuzz '^FuzzForecast$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/

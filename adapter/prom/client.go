@@ -1,7 +1,8 @@
 // Package prom is ebbflow-adapter's Prometheus client: instant queries, label values and
 // streamed series discovery over the HTTP API, built on client_golang's api.Client.
 //
-// The adapter asks only three things of Prometheus, so the interface is small. All
+// The adapter asks only three things of Prometheus, so the interface is small;
+// MatrixQuerier adds range-vector instant queries for histories (matrix.go). All
 // methods honour ctx cancellation and deadlines; the remaining time of ctx is sent to
 // Prometheus as the query's `timeout` parameter.
 package prom

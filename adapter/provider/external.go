@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const apiExternal = "external.metrics.k8s.io"
@@ -19,6 +21,12 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	target, err := p.opts.Discovery.LookupExternal(ctx, info.Metric)
 	if err != nil {
 		return nil, err
+	}
+	if rest, h, err := rules.SplitHistory(metricSelector); err != nil || h != nil { // docs/forecast.md#history-contract
+		if err != nil {
+			return nil, queryError(ctx, err)
+		}
+		return p.externalHistory(ctx, namespace, rest, *h, info.Metric, target)
 	}
 	q, err := target.Rule.ExternalQuery(target.Series, namespace, metricSelector)
 	if err != nil {

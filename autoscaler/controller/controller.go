@@ -114,6 +114,7 @@ type Controller struct {
 	cluster   *clusterWatch
 	reads     *readLimiter
 	periods   *periods
+	histories historyCache // history.go
 }
 
 // New returns a controller over backends and registers its event handlers on

@@ -40,6 +40,7 @@ func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *e
 	}
 	if in.InputsErr == nil {
 		in.Readings = c.readMetrics(ctx, obj, sel)
+		c.readHistories(ctx, key, obj, in.Readings)
 		in.Proportional = c.observeProportional(key, obj)
 	}
 	in.ReadAt = c.deps.Clock.Now()

@@ -18,6 +18,7 @@ type SelfMetrics struct {
 	floors            *prometheus.GaugeVec
 	inFlight          prometheus.Gauge
 	fencedEvals       prometheus.Counter
+	history           *historyMetrics // history.go
 }
 
 // NewSelfMetrics creates the metrics and registers them with reg.
@@ -81,7 +82,9 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			return nil, err
 		}
 	}
-	return m, nil
+	var err error
+	m.history, err = newHistoryMetrics(reg)
+	return m, err
 }
 
 // The methods accept a nil receiver so that tests may leave metrics out.

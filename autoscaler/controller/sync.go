@@ -62,6 +62,7 @@ func (c *Controller) forget(key string) {
 	c.deps.SelfMetrics.forget(key)
 	c.cluster.forget(key)
 	c.periods.forget(key)
+	c.histories.forget(key)
 }
 
 // evaluate is one evaluation, read top to bottom:

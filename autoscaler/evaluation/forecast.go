@@ -96,6 +96,8 @@ func (r *Result) forecasts() []forecastOutcome {
 		case err != nil:
 		case !forecastable(rd.Spec.Type):
 			err = fmt.Errorf("applies to Pods, Object and External metrics only, not %s", rd.Spec.Type)
+		case rd.History == nil && rd.HistoryErr != nil:
+			err = rd.HistoryErr
 		case rd.History == nil:
 			err = ErrNoHistory
 		}

@@ -36,6 +36,8 @@ type Reading struct {
 	// Pods metric the workload's total load); nil: not read, and the
 	// forecast reports that it has none.
 	History *forecast.History
+	// HistoryErr is why History is nil (the forecast reports it).
+	HistoryErr error
 }
 
 // Shared are the facts every metric of one evaluation reads.

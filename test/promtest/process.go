@@ -180,3 +180,4 @@ func readTail(path string, limit int64) ([]byte, error) {
 func listenAddr(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
+

@@ -78,11 +78,11 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// StopTimeout bounds the graceful part of Stop before SIGKILL; default 10s.
 	StopTimeout time.Duration
+	// Retention is the TSDB retention; default one day (backfill older
+	// history with a longer one).
+	Retention time.Duration
 	// ExtraArgs are appended to the Prometheus command line.
 	ExtraArgs []string
-	// Retention is --storage.tsdb.retention.time; default 1d. Backfilled
-	// history older than a day before its newest sample needs more.
-	Retention time.Duration
 	// ExternalLabels are the global external_labels (e.g. the replica label of
 	// a highly available pair behind Thanos).
 	ExternalLabels map[string]string

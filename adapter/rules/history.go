@@ -1,0 +1,201 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/ebbflow/ebbflow/adapter/config"
+)
+
+// The history contract (docs/forecast.md#history-contract): a metrics-API
+// request whose metric selector holds both reserved requirements
+// history.ebbflow.dev/range=<duration> and history.ebbflow.dev/step=<duration>
+// asks for the metric's recorded values over the last range, one point per
+// step, instead of its current value. The adapter removes them from the
+// selector, renders the rule's metricsQuery as usual and evaluates it as the
+// subquery (<query>)[range:step].
+const (
+	HistoryRangeLabel = "history.ebbflow.dev/range"
+	HistoryStepLabel  = "history.ebbflow.dev/step"
+	// historyPrefix is reserved: any other key under it is an error.
+	historyPrefix = "history.ebbflow.dev/"
+)
+
+// Bounds of a history request.
+const (
+	// MaxHistoryRange is the longest history: five weeks (four weekly seasons
+	// and the lead).
+	MaxHistoryRange = 35 * 24 * time.Hour
+	// MinHistoryStep is the shortest step.
+	MinHistoryStep = 30 * time.Second
+	// MaxHistoryPoints bounds range/step: Prometheus' own limit of points
+	// per series for a range query.
+	MaxHistoryPoints = 11_000
+	// MaxHistorySamples bounds series × points of one answer.
+	MaxHistorySamples = 110_000
+	// maxHistoryValue is the longest reserved value read (a duration such as
+	// "4d1h" is a handful of bytes).
+	maxHistoryValue = 16
+)
+
+// History is a history request: the range and step of the subquery.
+type History struct {
+	Range time.Duration
+	Step  time.Duration
+}
+
+// Points is how many points per series the request asks at most.
+func (h History) Points() int64 { return int64(h.Range/h.Step) + 1 }
+
+// Values are the label values of the reserved requirements asking for h
+// (Prometheus duration syntax, valid label values).
+func (h History) Values() (rangeValue, stepValue string) {
+	return model.Duration(h.Range).String(), model.Duration(h.Step).String()
+}
+
+// historyDurationRE is the duration syntax accepted: Prometheus units in
+// decreasing order, digits only, nothing else.
+var historyDurationRE = regexp.MustCompile(`^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$`)
+
+// ErrBadHistory wraps every invalid history request; it also wraps
+// ErrBadSelector so that the provider answers 400.
+var ErrBadHistory = fmt.Errorf("%w: bad history request", ErrBadSelector)
+
+func badHistory(key, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrBadHistory, key, fmt.Sprintf(format, args...))
+}
+
+// SplitHistory removes the reserved history requirements from sel. It
+// returns the rest of the selector, and the request when sel asks for a
+// history (nil otherwise). Both requirements must be present with the
+// operator = (or ==) and one value in Prometheus duration syntax within the
+// bounds; any other key under history.ebbflow.dev/ is an error. Errors wrap
+// ErrBadHistory and name the requirement.
+func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
+	if sel == nil {
+		return sel, nil, nil
+	}
+	reqs, selectable := sel.Requirements()
+	if !selectable {
+		return sel, nil, nil
+	}
+	var rest []labels.Requirement
+	var rangeV, stepV *time.Duration
+	for _, r := range reqs {
+		key := r.Key()
+		if len(key) < len(historyPrefix) || key[:len(historyPrefix)] != historyPrefix {
+			rest = append(rest, r)
+			continue
+		}
+		var dst **time.Duration
+		switch key {
+		case HistoryRangeLabel:
+			dst = &rangeV
+		case HistoryStepLabel:
+			dst = &stepV
+		default:
+			return nil, nil, badHistory(truncate(key), "unknown reserved requirement (only %s and %s)", HistoryRangeLabel, HistoryStepLabel)
+		}
+		if *dst != nil {
+			return nil, nil, badHistory(key, "given twice")
+		}
+		d, err := historyValue(r)
+		if err != nil {
+			return nil, nil, badHistory(key, "%v", err)
+		}
+		*dst = &d
+	}
+	if rangeV == nil && stepV == nil {
+		return sel, nil, nil
+	}
+	if rangeV == nil || stepV == nil {
+		return nil, nil, badHistory(HistoryRangeLabel, "a history needs both %s and %s", HistoryRangeLabel, HistoryStepLabel)
+	}
+	h := History{Range: *rangeV, Step: *stepV}
+	if err := h.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return labels.NewSelector().Add(rest...), &h, nil
+}
+
+// Validate checks h's bounds; errors wrap ErrBadHistory and name the
+// requirement.
+func (h History) Validate() error {
+	switch {
+	case h.Step < MinHistoryStep:
+		return badHistory(HistoryStepLabel, "%v is shorter than %v", model.Duration(h.Step), model.Duration(MinHistoryStep))
+	case h.Range < h.Step:
+		return badHistory(HistoryRangeLabel, "%v is shorter than the step %v", model.Duration(h.Range), model.Duration(h.Step))
+	case h.Range > MaxHistoryRange:
+		return badHistory(HistoryRangeLabel, "%v is longer than %v", model.Duration(h.Range), model.Duration(MaxHistoryRange))
+	case h.Points() > MaxHistoryPoints:
+		return badHistory(HistoryStepLabel, "%v over %v is %d points per series, more than %d", model.Duration(h.Step), model.Duration(h.Range), h.Points(), MaxHistoryPoints)
+	}
+	return nil
+}
+
+// historyValue is a reserved requirement's duration: operator = or ==, one
+// value, duration syntax only.
+func historyValue(r labels.Requirement) (time.Duration, error) {
+	if op := r.Operator(); op != selection.Equals && op != selection.DoubleEquals && op != selection.In {
+		return 0, fmt.Errorf("operator %q: only = is accepted", op)
+	}
+	vals := r.Values().UnsortedList()
+	if len(vals) != 1 {
+		return 0, fmt.Errorf("%d values: exactly one is accepted", len(vals))
+	}
+	return ParseHistoryDuration(vals[0])
+}
+
+// ParseHistoryDuration parses a reserved value: a non-zero Prometheus
+// duration (e.g. 7d, 1h30m, 30s), at most 16 bytes, nothing else.
+func ParseHistoryDuration(v string) (time.Duration, error) {
+	if len(v) > maxHistoryValue {
+		return 0, fmt.Errorf("value of %d bytes is not a duration (at most %d)", len(v), maxHistoryValue)
+	}
+	if v == "" || !historyDurationRE.MatchString(v) {
+		return 0, fmt.Errorf("value %q is not a duration such as 7d, 1h30m or 30s", v)
+	}
+	d, err := model.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("value %q is not a positive duration", v)
+	}
+	return time.Duration(d), nil
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// Subquery wraps a rendered query as the subquery (<query>)[range:step],
+// built on the parsed query's syntax tree: the rendered query is parsed
+// first (a query that does not parse is an error), so the subquery has
+// exactly the structure of the rule's query with a range applied to the
+// whole of it, whatever the selector's values were.
+func (h History) Subquery(query string) (string, error) {
+	if err := h.Validate(); err != nil {
+		return "", err
+	}
+	expr, err := config.ParsePromQL(query)
+	if err != nil {
+		return "", fmt.Errorf("rendered query does not parse: %w", err)
+	}
+	if expr.Type() != parser.ValueTypeVector && expr.Type() != parser.ValueTypeScalar {
+		return "", errors.New("rendered query is not an instant vector")
+	}
+	if expr.Type() == parser.ValueTypeScalar {
+		expr = &parser.Call{Func: parser.Functions["vector"], Args: parser.Expressions{expr}}
+	}
+	sq := &parser.SubqueryExpr{Expr: &parser.ParenExpr{Expr: expr}, Range: h.Range, Step: h.Step}
+	return sq.String(), nil
+}

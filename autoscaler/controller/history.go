@@ -1,0 +1,190 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+)
+
+// How the controller reads the histories forecasts need
+// (docs/forecast.md#history-contract).
+const (
+	// HistoryRefresh is how often a metric's history is read again: the
+	// forecast reads past seasons, so a history a few minutes old forecasts
+	// the same.
+	HistoryRefresh = 5 * time.Minute
+	// HistoryRetry is how soon a failed read is tried again.
+	HistoryRetry = time.Minute
+	// HistoryMaxAge is how long the last good history is used while reads
+	// fail; older, the metric has no forecast and decides reactively.
+	HistoryMaxAge = 30 * time.Minute
+	// maxHistories bounds the cache; entries unused for HistoryMaxAge go
+	// first.
+	maxHistories = 4096
+)
+
+// HistoryRequestFor is the history a forecast reads: its past seasons
+// (forecast.DefaultSeasons) and an hour of recent level, at one minute for a
+// daily season and five minutes for a weekly one (within the adapter's
+// bound on points).
+func HistoryRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
+	step := time.Minute
+	if o.Season > forecast.Daily {
+		step = 5 * time.Minute
+	}
+	return metrics.HistoryRequest{Range: forecast.DefaultSeasons*o.Season + forecast.DefaultLevel, Step: step}
+}
+
+// historyCache holds the histories read, per autoscaler and metric. The
+// zero value is ready to use.
+type historyCache struct {
+	mu      sync.Mutex
+	entries map[string]*historyEntry
+}
+
+type historyEntry struct {
+	good   *forecast.History
+	goodAt time.Time
+	// triedAt is the last read; err its failure (nil when it succeeded).
+	triedAt time.Time
+	err     error
+	usedAt  time.Time
+}
+
+// errHistoryExternalOnly is why a Pods or Object metric's forecast has no
+// history in the controller.
+var errHistoryExternalOnly = errors.New("the controller reads histories of External metrics only (docs/forecast.md#history-contract); use an External metric for the forecast, or replay it with ebbflow simulate")
+
+// readHistories fills the History of every reading whose metric has a
+// forecast, from the cache or the metrics APIs. A failed read keeps the last
+// good history for HistoryMaxAge; without one, HistoryErr says why and the
+// metric decides reactively (a forecast only ever raises the proposal).
+func (c *Controller) readHistories(ctx context.Context, key string, obj *Object, readings []evaluation.Reading) {
+	for i := range readings {
+		if i >= len(obj.Spec.MetricOptions) || obj.Spec.MetricOptions[i].Forecast == nil {
+			continue
+		}
+		r := &readings[i]
+		if r.Spec.Type != autoscalingv2.ExternalMetricSourceType || r.Spec.External == nil {
+			r.HistoryErr = errHistoryExternalOnly
+			continue
+		}
+		r.History, r.HistoryErr = c.history(ctx, key, obj.Namespace, i, r.Spec.External.Metric, HistoryRequestFor(*obj.Spec.MetricOptions[i].Forecast))
+	}
+}
+
+// history is metric i's history from the cache, read again when due.
+func (c *Controller) history(ctx context.Context, key, ns string, i int, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest) (*forecast.History, error) {
+	sel, err := metav1.LabelSelectorAsSelector(m.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("history not read: %w", err)
+	}
+	hkey := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%v\x00%v", key, i, m.Name, sel, req.Range, req.Step)
+	now := c.deps.Clock.Now()
+	e := c.histories.entry(hkey, now)
+	due := e.triedAt.IsZero() || now.Sub(e.triedAt) >= HistoryRefresh || (e.err != nil && now.Sub(e.triedAt) >= HistoryRetry)
+	if due {
+		e.triedAt, e.err = now, nil
+		h, err := c.readHistory(ctx, ns, m.Name, sel, req)
+		if err != nil {
+			e.err = err
+			klog.FromContext(ctx).V(2).Info("Reading a forecast's history failed", "metric", m.Name, "err", err)
+		} else {
+			e.good, e.goodAt = &h, now
+		}
+		c.deps.SelfMetrics.historyRead(err)
+	}
+	switch {
+	case e.good != nil && now.Sub(e.goodAt) <= HistoryMaxAge:
+		return e.good, nil
+	case e.err != nil:
+		return nil, fmt.Errorf("reading its history failed: %w", e.err)
+	case e.good != nil:
+		return nil, fmt.Errorf("its history is older than %v", HistoryMaxAge)
+	}
+	return nil, evaluation.ErrNoHistory
+}
+
+func (c *Controller) readHistory(ctx context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+	hr, ok := c.deps.Metrics.(metrics.HistoryReader)
+	if !ok {
+		return forecast.History{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
+	}
+	return hr.ExternalHistory(ctx, ns, metric, sel, req)
+}
+
+// entry is the cache entry of hkey, created when missing; the cache drops
+// entries unused for HistoryMaxAge when full. The entry is only used by the
+// worker evaluating its autoscaler.
+func (hc *historyCache) entry(hkey string, now time.Time) *historyEntry {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.entries == nil {
+		hc.entries = map[string]*historyEntry{}
+	}
+	e, ok := hc.entries[hkey]
+	if !ok {
+		if len(hc.entries) >= maxHistories {
+			for k, old := range hc.entries {
+				if now.Sub(old.usedAt) > HistoryMaxAge {
+					delete(hc.entries, k)
+				}
+			}
+		}
+		e = &historyEntry{}
+		if len(hc.entries) < maxHistories {
+			hc.entries[hkey] = e
+		}
+	}
+	e.usedAt = now
+	return e
+}
+
+// forget drops the histories of the autoscaler behind key.
+func (hc *historyCache) forget(key string) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	for k := range hc.entries {
+		if strings.HasPrefix(k, key+"\x00") {
+			delete(hc.entries, k)
+		}
+	}
+}
+
+// historyMetrics count history reads.
+type historyMetrics struct {
+	reads *prometheus.CounterVec
+}
+
+func newHistoryMetrics(reg prometheus.Registerer) (*historyMetrics, error) {
+	m := &historyMetrics{reads: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "ebbflow_autoscaler",
+		Name:      "history_reads_total",
+		Help:      "Reads of a forecast metric's history through the external metrics API, by result (success, failure).",
+	}, []string{"result"})}
+	return m, reg.Register(m.reads)
+}
+
+func (m *SelfMetrics) historyRead(err error) {
+	if m == nil || m.history == nil {
+		return
+	}
+	result := "success"
+	if err != nil {
+		result = "failure"
+	}
+	m.history.reads.WithLabelValues(result).Inc()
+}

@@ -1,0 +1,244 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	core "k8s.io/client-go/testing"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/forecast"
+	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
+	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+	metricsfake "github.com/ebbflow/ebbflow/autoscaler/metrics/fake"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
+)
+
+// historyClient adds histories to the fake metrics client: a constant
+// value over the request's range, ending at the clock's time.
+type historyClient struct {
+	*metricsfake.Client
+	clock func() time.Time
+	mu    sync.Mutex
+	value float64
+	err   error
+	reads []string
+}
+
+func (c *historyClient) ExternalHistory(_ context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads = append(c.reads, ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String())
+	if c.err != nil {
+		return forecast.History{}, c.err
+	}
+	n := int(req.Range/req.Step) + 1
+	h := forecast.History{Start: c.clock().Add(-req.Range), Step: req.Step, Values: make([]float64, n)}
+	for i := range h.Values {
+		h.Values[i] = c.value
+	}
+	return h, nil
+}
+
+func (c *historyClient) readCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.reads)
+}
+
+// forecastFixture is an Autoscaler on web (2 replicas) whose metric rps
+// (External, 10 per pod) reads 20 now — the reactive proposal is 4 — and
+// has a daily forecast; its history reads 100 at every time (10 replicas).
+func forecastFixture(t *testing.T, metric autoscalingv2.MetricSpec) (*fixture, *historyClient, *ebbflowfake.Clientset) {
+	f := newFixture(t)
+	f.target("web", 2, 2)
+	f.pods("web", 2)
+	f.metrics.External = map[string][]int64{"rps": {20_000}}
+	hc := &historyClient{Client: f.metrics, clock: f.clock.Now, value: 100}
+	reg := prometheus.NewRegistry()
+	self, err := NewSelfMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.deps = func(d *Deps) { d.Metrics, d.SelfMetrics = hc, self }
+	hpa := newHPA("web", "web", 1, 20, metric)
+	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
+		Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 100, PeriodSeconds: 15}}}}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 2 * time.Minute}}
+	client := ebbflowfake.NewSimpleClientset(a)
+	informer := ebbflowinformers.NewSharedInformerFactory(client, 0).Autoscaling().V1alpha1().Autoscalers()
+	if err := informer.Informer().GetIndexer().Add(a); err != nil {
+		t.Fatal(err)
+	}
+	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	return f, hc, client
+}
+
+// lastForecasting is the Forecasting condition of the last status written.
+func lastForecasting(t *testing.T, client *ebbflowfake.Clientset) autoscalingv2.HorizontalPodAutoscalerCondition {
+	t.Helper()
+	var last *v1alpha1.Autoscaler
+	for _, act := range client.Actions() {
+		if u, ok := act.(core.UpdateAction); ok && act.GetSubresource() == "status" {
+			last = u.GetObject().(*v1alpha1.Autoscaler)
+		}
+	}
+	if last == nil {
+		t.Fatal("no status written")
+	}
+	for _, c := range v1alpha1.ToHPAStatus(&last.Status).Conditions {
+		if c.Type == "Forecasting" {
+			return c
+		}
+	}
+	t.Fatalf("no Forecasting condition in %+v", last.Status)
+	return autoscalingv2.HorizontalPodAutoscalerCondition{}
+}
+
+func TestForecastMetricGetsItsHistory(t *testing.T) {
+	m := externalMetric("rps", "10")
+	m.External.Metric.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}}
+	f, hc, client := forecastFixture(t, m)
+	const key = "Autoscaler/ns/web"
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.scaleUpdates(); !slices.Equal(got, []int32{10}) {
+		t.Fatalf("scale updates %v, want [10]: the forecast's floor", got)
+	}
+	if want := []string{"ns/rps{queue=orders} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
+		t.Fatalf("history reads %q, want %q", hc.reads, want)
+	}
+	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
+		t.Fatalf("Forecasting %+v", c)
+	}
+	// Read again only once HistoryRefresh has passed.
+	f.clock.Step(HistoryRefresh - time.Second)
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	if n := hc.readCount(); n != 1 {
+		t.Fatalf("%d history reads within %v", n, HistoryRefresh)
+	}
+	f.clock.Step(time.Second)
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	if n := hc.readCount(); n != 2 {
+		t.Fatalf("%d history reads after %v, want 2", n, HistoryRefresh)
+	}
+	if got := testutil.ToFloat64(f.ctrl.deps.SelfMetrics.history.reads.WithLabelValues("success")); got != 2 {
+		t.Fatalf("history_reads_total{result=success} = %v", got)
+	}
+}
+
+func TestForecastHistoryFailureKeepsLastGood(t *testing.T) {
+	f, hc, client := forecastFixture(t, externalMetric("rps", "10"))
+	const key = "Autoscaler/ns/web"
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	hc.mu.Lock()
+	hc.err = errors.New("adapter down")
+	hc.mu.Unlock()
+	// Reads fail from now on: the last good history holds the floor for
+	// HistoryMaxAge, retried every HistoryRetry.
+	for elapsed := HistoryRefresh; elapsed <= HistoryMaxAge; elapsed += HistoryRetry {
+		f.clock.Step(HistoryRetry)
+		if elapsed == HistoryRefresh {
+			f.clock.Step(HistoryRefresh - HistoryRetry)
+		}
+		if _, err := f.sync(key); err != nil {
+			t.Fatal(err)
+		}
+		if f.targets["web"].Spec.Replicas != 10 {
+			t.Fatalf("after %v of failed reads: %d replicas, want the forecast's 10", elapsed, f.targets["web"].Spec.Replicas)
+		}
+		if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
+			t.Fatalf("after %v: Forecasting %+v", elapsed, c)
+		}
+	}
+	if got := testutil.ToFloat64(f.ctrl.deps.SelfMetrics.history.reads.WithLabelValues("failure")); got < 20 {
+		t.Fatalf("history_reads_total{result=failure} = %v", got)
+	}
+	// Past HistoryMaxAge the metric decides alone, and the condition says why.
+	f.clock.Step(HistoryRetry)
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	c := lastForecasting(t, client)
+	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "reading its history failed") || !strings.Contains(c.Message, "adapter down") {
+		t.Fatalf("Forecasting %+v", c)
+	}
+}
+
+func TestForecastOnPodsMetricSaysWhy(t *testing.T) {
+	f, hc, client := forecastFixture(t, podsMetric("qps", "10"))
+	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := hc.readCount(); n != 0 {
+		t.Fatalf("%d history reads for a Pods metric", n)
+	}
+	c := lastForecasting(t, client)
+	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "External metrics only") {
+		t.Fatalf("Forecasting %+v", c)
+	}
+	if got := f.scaleUpdates(); !slices.Equal(got, []int32{4}) {
+		t.Fatalf("scale updates %v, want the reactive [4]", got)
+	}
+}
+
+// The histories the controller asks are within the adapter's bounds (range
+// at most five weeks, step at least 30 s, at most 11,000 points).
+func TestHistoryRequestForBounds(t *testing.T) {
+	for _, o := range []evaluation.ForecastOptions{{Season: forecast.Daily}, {Season: forecast.Weekly}} {
+		req := HistoryRequestFor(o)
+		if _, err := metrics.HistorySelector(labels.Everything(), req); err != nil {
+			t.Errorf("%v season: %v", o.Season, err)
+		}
+		if req.Range > 35*24*time.Hour || req.Step < 30*time.Second || req.Range < forecast.DefaultSeasons*o.Season {
+			t.Errorf("%v season: %+v", o.Season, req)
+		}
+	}
+}
+
+func TestHistoryCacheBoundedAndForgotten(t *testing.T) {
+	var hc historyCache
+	now := time.Unix(0, 0)
+	for i := range maxHistories {
+		hc.entry(fmt.Sprintf("Autoscaler/ns/a%d\x000", i), now)
+	}
+	// Full of recently used entries: a new one is not kept.
+	hc.entry("Autoscaler/ns/new\x000", now)
+	if _, ok := hc.entries["Autoscaler/ns/new\x000"]; ok || len(hc.entries) != maxHistories {
+		t.Fatalf("%d entries, new one kept: %v", len(hc.entries), ok)
+	}
+	// Once they are unused for HistoryMaxAge they make room.
+	later := now.Add(HistoryMaxAge + time.Second)
+	hc.entry("Autoscaler/ns/new\x000", later)
+	if _, ok := hc.entries["Autoscaler/ns/new\x000"]; !ok || len(hc.entries) != 1 {
+		t.Fatalf("%d entries after eviction", len(hc.entries))
+	}
+	hc.entry("Autoscaler/ns/new2\x000", later)
+	hc.forget("Autoscaler/ns/new")
+	if len(hc.entries) != 1 {
+		t.Fatalf("forget left %d entries, want new2's", len(hc.entries))
+	}
+}
