@@ -100,15 +100,19 @@ func publishResourceFixture(e *exporter.Exporter) {
 // resourceCounterLoop advances the cpu counters at their rates until stop, by the
 // time actually elapsed (a busy machine delays and drops ticks).
 func resourceCounterLoop(stop <-chan struct{}, e *exporter.Exporter, tick time.Duration) {
+	last := time.Now()
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	last := time.Now()
 	for {
 		select {
 		case <-stop:
 			return
-		case now := <-t.C:
-			dt := now.Sub(last).Seconds()
+		case <-t.C:
+			// The clock read here, not the tick's own time: a tick delivered
+			// late carries a time that can precede last, and a counter only
+			// grows (the exporter panics on a negative delta).
+			now := time.Now()
+			dt := max(now.Sub(last).Seconds(), 0)
 			last = now
 			for _, c := range resourceContainers() {
 				e.AddCounter(containerCPUCounter, c.labels(), c.cores*dt)
