@@ -180,4 +180,3 @@ func readTail(path string, limit int64) ([]byte, error) {
 func listenAddr(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
-
