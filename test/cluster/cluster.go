@@ -59,6 +59,16 @@ type Options struct {
 	PrometheusTargets []promtest.Target
 	// ScrapeInterval is Prometheus' scrape interval (default 1s).
 	ScrapeInterval time.Duration
+	// PrometheusRetention is Prometheus' TSDB retention (default one day);
+	// set it to keep backfilled history older than that.
+	PrometheusRetention time.Duration
+	// PrometheusBackfill, if set, is history in OpenMetrics text (samples
+	// with timestamps, ending in "# EOF") written into Prometheus' data
+	// directory with promtool before Prometheus starts. A series that is
+	// also scraped should carry the same labels as the scraped one (e.g.
+	// export job and instance with HonorLabels), or the two are different
+	// series that a sum adds up. Not with HAPrometheus.
+	PrometheusBackfill []byte
 	// AdapterRelistInterval is the adapter's --metrics-relist-interval
 	// (default 10s).
 	AdapterRelistInterval time.Duration
@@ -165,6 +175,9 @@ type ports struct {
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if len(opts.RulesYAML) == 0 && !opts.NoAdapter {
 		return nil, errors.New("cluster: Options.RulesYAML is required")
+	}
+	if len(opts.PrometheusBackfill) > 0 && opts.HAPrometheus != nil {
+		return nil, errors.New("cluster: Options.PrometheusBackfill applies to a single Prometheus, not HAPrometheus")
 	}
 	opts = opts.withDefaults()
 	var apis []metricsAPI
@@ -320,30 +333,6 @@ func (c *Cluster) step(name string, fn func() error) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	c.logf("%s ready in %v", name, since(t0))
-	return nil
-}
-
-// prometheusOptions are the options of the cluster's Prometheus: its targets
-// and scrape interval, its data in <dir>/prometheus.
-func (c *Cluster) prometheusOptions() promtest.Options {
-	return promtest.Options{
-		Targets:        c.opts.PrometheusTargets,
-		ScrapeInterval: c.opts.ScrapeInterval,
-		Dir:            filepath.Join(c.dir, "prometheus"),
-	}
-}
-
-// startPrometheus starts the cluster's Prometheus with opts.
-func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) error {
-	t0 := time.Now()
-	s, err := promtest.StartProcess(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("prometheus: %w", err)
-	}
-	c.mu.Lock()
-	c.prom = s
-	c.mu.Unlock()
-	c.logf("prometheus ready at %s in %v", s.URL(), since(t0))
 	return nil
 }
 

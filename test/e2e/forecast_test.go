@@ -1,0 +1,292 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/cluster"
+	"github.com/ebbflow/ebbflow/test/exporter"
+	"github.com/ebbflow/ebbflow/test/promtest"
+)
+
+// The forecast e2e's load and settings. The queue reads forecastLow, and
+// forecastHigh for two hours from the ramp every day. Both the Autoscaler
+// and the HPA ask AverageValue forecastTarget per pod with at least
+// forecastMin replicas, so both hold forecastMin before the ramp; after it
+// the queue asks 10.
+//
+// LevelCorrected (the default method) forecasts the mean of the ±5 minutes
+// around now+lead in the past days (1-minute points; the level ratio is 1,
+// every day being alike). That mean asks more than forecastMin only when at
+// least 6 of its points are on the plateau — (6×100+4×20)/10 = 68 or
+// (6×100+5×20)/11 = 63.6, i.e. 7 replicas, while 5 of 10 or 11 points ask
+// at most 60, i.e. 6 — that is exactly when now+lead reaches the ramp
+// (which sits on a minute, as the history's points do).
+const (
+	forecastLow, forecastHigh = 20.0, 100.0
+	forecastTarget            = "10"
+	forecastMin, forecastMax  = 6, 20
+	// forecastPodStartup gives the default lead, podStartup + 15 s.
+	forecastPodStartup = 75 * time.Second
+	forecastLead       = forecastPodStartup + 15*time.Second
+	// forecastPeriod is both controllers' sync period.
+	forecastPeriod = 5 * time.Second
+	// forecastStartBudget is the time the test's own cluster and
+	// ebbflow-autoscaler get to start before the Autoscaler must exist.
+	forecastStartBudget = 75 * time.Second
+	forecastQueue       = "e2e-forecast"
+)
+
+// forecastRules is the forecast cluster's rule file: the queue as an
+// external metric, as in the shared cluster.
+const forecastRules = `
+externalRules:
+- seriesQuery: 'queue_messages_ready{queue!=""}'
+  resources: {namespaced: false}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
+`
+
+// forecastLabels are the queue series' labels, job and instance included:
+// the exporter publishes them (scraped with honor_labels) and the backfill
+// writes them, so the history and the live samples are one series.
+func forecastLabels() map[string]string {
+	return map[string]string{"queue": forecastQueue, "job": "forecast", "instance": "queue-exporter"}
+}
+
+// forecastLoad is the queue depth at t for a daily ramp at ramp.
+func forecastLoad(t, ramp time.Time) float64 {
+	d := t.Sub(ramp) % (24 * time.Hour)
+	if d < 0 {
+		d += 24 * time.Hour
+	}
+	if d < 2*time.Hour {
+		return forecastHigh
+	}
+	return forecastLow
+}
+
+// forecastBackfill is a week of the queue, one sample a minute up to
+// until, in OpenMetrics text.
+func forecastBackfill(until, ramp time.Time) []byte {
+	var b strings.Builder
+	b.WriteString("# TYPE " + QueueGauge + " gauge\n")
+	l := forecastLabels()
+	series := fmt.Sprintf(`%s{instance=%q,job=%q,queue=%q}`, QueueGauge, l["instance"], l["job"], l["queue"])
+	for ts := until.Truncate(time.Minute).Add(-7 * 24 * time.Hour); !ts.After(until); ts = ts.Add(time.Minute) {
+		fmt.Fprintf(&b, "%s %g %d\n", series, forecastLoad(ts, ramp), ts.Unix())
+	}
+	b.WriteString("# EOF\n")
+	return []byte(b.String())
+}
+
+// TestForecastScalesBeforeTheRamp is issue 22's e2e on a cluster of its own
+// (its Prometheus keeps the week of history it is started with): the queue
+// has ramped at the same minute every day of the past week; today's ramp
+// comes a few minutes after the test starts. An Autoscaler with a forecast
+// (lead 90 s, from podStartup 75 s) and a plain HPA of kube-controller-manager
+// on the same metric and target scale two Deployments. The Autoscaler's
+// /scale write above the pre-ramp count comes at least lead − one sync
+// period before the ramp (its decision record has the Forecast step and
+// its Forecasting condition is True); the HPA's comes only after the ramp.
+func TestForecastScalesBeforeTheRamp(t *testing.T) {
+	t0 := time.Now()
+	ramp := t0.Add(forecastStartBudget + forecastLead).Truncate(time.Minute).Add(time.Minute)
+	t.Logf("the ramp arrives at %s", ramp.Format(time.TimeOnly))
+
+	e := exporter.New()
+	e.Start(t)
+	e.SetGauge(QueueGauge, forecastLabels(), forecastLow)
+	rise := time.AfterFunc(time.Until(ramp), func() { e.SetGauge(QueueGauge, forecastLabels(), forecastHigh) })
+	defer rise.Stop()
+
+	c := cluster.StartT(t, cluster.Options{
+		Nodes:               1,
+		RulesYAML:           []byte(forecastRules),
+		PrometheusTargets:   []promtest.Target{{Addr: e.Addr(), Job: "forecast", HonorLabels: true}},
+		PrometheusRetention: 30 * 24 * time.Hour,
+		PrometheusBackfill:  forecastBackfill(time.Now(), ramp),
+		HPASyncPeriod:       forecastPeriod,
+		Log:                 testLog{t},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{Args: []string{"--v=2"}}); err != nil {
+		t.Fatalf("start ebbflow-autoscaler: %v", err)
+	}
+	ebb, err := ebbclient.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "default"
+	for _, name := range []string{"forecast", "hpa"} {
+		createForecastDeployment(ctx, t, c.Client(), ns, name)
+	}
+	spec := hpaSpec(forecastMin, forecastMax, nil, autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ExternalMetricSourceType,
+		External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: QueueGauge,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"queue": forecastQueue}}},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse(forecastTarget))},
+		},
+	})
+	spec.ScaleTargetRef.Name = "hpa"
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "hpa"}, Spec: spec}
+	if _, err := c.Client().AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create hpa: %v", err)
+	}
+	spec.ScaleTargetRef.Name = "forecast"
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "forecast"}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
+
+	writes := map[string]chan time.Time{"forecast": make(chan time.Time, 1), "hpa": make(chan time.Time, 1)}
+	for name, ch := range writes {
+		go firstScaleAbove(ctx, c.Client(), ns, name, forecastMin, ch)
+	}
+
+	// Evaluations come every sync period from the Autoscaler's creation:
+	// created so that one falls just after now+lead reaches the ramp (the
+	// write then measures the forecast, not the evaluations' phase), and
+	// two or more before it, which must not scale.
+	horizon := ramp.Add(-forecastLead)
+	create := horizon.Add(-3*forecastPeriod + forecastPeriod/10)
+	if left := time.Until(create); left < 0 {
+		t.Fatalf("the cluster and ebbflow-autoscaler took %v to start, more than the budget of %v before the forecast's horizon reaches the ramp at %s",
+			time.Since(t0).Round(time.Second), forecastStartBudget, ramp.Format(time.TimeOnly))
+	} else {
+		t.Logf("ready after %v; creating the Autoscaler in %v", time.Since(t0).Round(time.Second), left.Round(time.Second))
+		time.Sleep(left)
+	}
+	if _, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Create(ctx, a, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create autoscaler: %v", err)
+	}
+
+	forecastWrite := waitWrite(t, writes["forecast"], ramp.Add(time.Minute), "the Autoscaler")
+	lead := ramp.Sub(forecastWrite)
+	t.Logf("the Autoscaler scaled above %d at %s, %.1f s before the ramp (lead %v, sync period %v)",
+		forecastMin, forecastWrite.Format("15:04:05.000"), lead.Seconds(), forecastLead, forecastPeriod)
+	if lead < forecastLead-forecastPeriod {
+		t.Errorf("the Autoscaler scaled %.1f s before the ramp, want at least lead − one sync period = %v", lead.Seconds(), forecastLead-forecastPeriod)
+	}
+	if forecastWrite.Before(horizon) {
+		t.Errorf("the Autoscaler scaled at %s, before now+lead reached the ramp (%s): not the forecast's doing",
+			forecastWrite.Format("15:04:05.000"), horizon.Format("15:04:05.000"))
+	}
+	// The status (condition and record) is written after the scale.
+	var got *v1alpha1.Autoscaler
+	if _, err := pollUntil(10*time.Second, func(ctx context.Context) bool {
+		got, err = ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "forecast", metav1.GetOptions{})
+		return err == nil && got.Status.LastDecision != nil && hasForecastStep(got.Status.LastDecision)
+	}); err != nil {
+		t.Errorf("no decision record with a Forecast step raising the proposal above %d: %v; last: %+v", forecastMin, err, got)
+	} else {
+		t.Logf("decision record: %+v", got.Status.LastDecision.Steps)
+	}
+	if got == nil || !hasConditionReason(got, "Forecasting", corev1.ConditionTrue, "ForecastAvailable") {
+		t.Errorf("Forecasting condition not True/ForecastAvailable: %+v", got)
+	}
+
+	hpaWrite := waitWrite(t, writes["hpa"], ramp.Add(time.Minute), "the HPA")
+	t.Logf("the HPA scaled above %d at %s, %.1f s after the ramp", forecastMin, hpaWrite.Format("15:04:05.000"), hpaWrite.Sub(ramp).Seconds())
+	if hpaWrite.Before(ramp) {
+		t.Errorf("the HPA scaled at %s, before the ramp at %s", hpaWrite.Format("15:04:05.000"), ramp.Format(time.TimeOnly))
+	}
+	t.Logf("wall time %v", time.Since(t0).Round(time.Second))
+}
+
+// hasForecastStep reports whether rec has a Forecast step that raised the
+// proposal above forecastMin, saying which metric's forecast did.
+func hasForecastStep(rec *v1alpha1.DecisionRecord) bool {
+	for _, s := range rec.Steps {
+		if s.Stage == "Forecast" && s.To > forecastMin && s.From < s.To && strings.Contains(s.Message, "forecast of "+QueueGauge) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitWrite returns the time ch delivers, failing the test at deadline.
+func waitWrite(t *testing.T, ch <-chan time.Time, deadline time.Time, who string) time.Time {
+	t.Helper()
+	select {
+	case w := <-ch:
+		return w
+	case <-time.After(time.Until(deadline)):
+		t.Fatalf("%s did not scale above %d by %s", who, forecastMin, deadline.Format(time.TimeOnly))
+		return time.Time{}
+	}
+}
+
+// firstScaleAbove watches the Deployment and sends the time its
+// spec.replicas first exceeds floor (as soon as the write is seen).
+func firstScaleAbove(ctx context.Context, client kubernetes.Interface, ns, name string, floor int32, ch chan<- time.Time) {
+	for ctx.Err() == nil {
+		w, err := client.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && ptr.Deref(d.Spec.Replicas, 0) > floor {
+				w.Stop()
+				ch <- time.Now()
+				return
+			}
+		}
+	}
+}
+
+// createForecastDeployment creates a Deployment of forecastMin pods on a
+// kwok node, once the namespace's default ServiceAccount exists.
+func createForecastDeployment(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string) {
+	t.Helper()
+	for {
+		if _, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			t.Fatalf("default service account: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](forecastMin),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeName:    cluster.NodeName(0),
+					Tolerations: []corev1.Toleration{{Key: cluster.KwokNodeAnnotation, Operator: corev1.TolerationOpExists}},
+					Containers:  []corev1.Container{{Name: name, Image: "registry.k8s.io/pause:3.10"}},
+				},
+			},
+		},
+	}
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment %s/%s: %v", ns, name, err)
+	}
+}
+
+// testLog writes the cluster's progress lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
