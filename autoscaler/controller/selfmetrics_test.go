@@ -9,6 +9,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
 // The forecast gauges show what each forecast asks for while it is usable,
@@ -103,4 +104,20 @@ func TestForecastGaugesFollowTheFigures(t *testing.T) {
 	var none *SelfMetrics
 	none.forecast(key, []evaluation.ForecastFigure{{Metric: "rps"}})
 	none.replicas(key, true, 1, 2)
+}
+
+// A forecast without a history (here on a Pods metric) has no series.
+func TestForecastSelfMetricsUnusable(t *testing.T) {
+	f, _, _ := forecastFixture(t, podsMetric("qps", "10"))
+	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	self := f.ctrl.deps.SelfMetrics
+	if n := testutil.CollectAndCount(self.forecasts.replicas) + testutil.CollectAndCount(self.forecasts.values); n != 0 {
+		t.Errorf("%d forecast series for a forecast without history", n)
+	}
+	if n := testutil.CollectAndCount(self.desired); n != 1 {
+		t.Errorf("%d desired_replicas series, want 1", n)
+	}
 }
