@@ -56,8 +56,8 @@ type Options struct {
 	ClusterProportional bool
 	// MetricsDedupWindow is how long an answer from the metrics APIs is
 	// reused for identical questions; negative means a third of SyncPeriod
-	// (see EffectiveDedupWindow).
-	// reused for identical questions.
+	// (see EffectiveDedupWindow). A read never reuses an answer older than
+	// its autoscaler's own sync period (metrics.WithMaxAge).
 	MetricsDedupWindow time.Duration
 
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
@@ -122,7 +122,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
 	fs.BoolVar(&o.Autoscalers, "autoscalers", o.Autoscalers, "Reconcile autoscaling.ebbflow.dev Autoscalers (needs the CRD).")
 	fs.BoolVar(&o.ClusterProportional, "cluster-proportional", o.ClusterProportional, "Serve ClusterProportional metrics of Autoscalers: watch nodes and ConfigMaps (only their linear and ladder keys are kept in memory). Needs list/watch on nodes and configmaps.")
-	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads; negative (the default) means a third of the sync period. Must be shorter than the sync period.")
+	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads; negative (the default) means a third of the sync period. Must be shorter than the sync period; an autoscaler with a shorter spec.syncPeriodSeconds reuses no answer older than its own period.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /metrics.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 	fs.StringVar(&o.Identity, "leader-elect-identity", o.Identity, "Name of this replica in the leader election Lease (holderIdentity) and in its events (reportingInstance); empty means the host name (the pod name) and a unique suffix. Must differ between replicas.")

@@ -39,7 +39,13 @@ func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *e
 		sel, in.Pods, in.InputsErr = c.pods(key, obj, ts)
 	}
 	if in.InputsErr == nil {
-		in.Readings = c.readMetrics(ctx, obj, sel)
+		// No answer older than the autoscaler's own sync period is reused
+		// (docs/features.md#per-autoscaler-sync-period).
+		readCtx := ctx
+		if period := obj.Spec.NextEvaluation(&evaluation.Floor{}, in.Now, c.cfg.SyncPeriod); period > 0 {
+			readCtx = metrics.WithMaxAge(ctx, period)
+		}
+		in.Readings = c.readMetrics(readCtx, obj, sel)
 		c.readHistories(ctx, key, obj, in.Readings)
 		in.Proportional = c.observeProportional(key, obj)
 	}

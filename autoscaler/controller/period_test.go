@@ -12,6 +12,7 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -163,4 +164,31 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// Through the deduplicating client (5 s window), an autoscaler evaluated
+// every second reads a value at most a second old; one at the controller's
+// 15 s period still shares answers within the window.
+func TestDedupWindowNeverOverSyncPeriod(t *testing.T) {
+	one := int32(1)
+	f := autoscalerFixture(t, func(a *v1alpha1.Autoscaler) {
+		if a.Name == "fast" {
+			a.Spec.SyncPeriodSeconds = &one
+		}
+	}, "fast", "slow")
+	f.ctrl.deps.Metrics = metrics.NewDeduplicated(f.metrics, 5*time.Second, f.clock)
+	calls := map[string]int{}
+	for _, name := range []string{"fast", "slow"} {
+		before := f.metrics.Calls()
+		for range 3 {
+			if _, err := f.sync("Autoscaler/ns/" + name); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Step(time.Second)
+		}
+		calls[name] = f.metrics.Calls() - before
+	}
+	if calls["fast"] != 3 || calls["slow"] != 1 {
+		t.Fatalf("metric reads over 3 s: %v, want fast 3 (its 1 s period), slow 1 (the 5 s window)", calls)
+	}
 }

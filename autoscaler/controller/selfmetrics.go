@@ -1,9 +1,13 @@
 package controller
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
 
 // SelfMetrics are the controller's own Prometheus metrics.
@@ -16,6 +20,8 @@ type SelfMetrics struct {
 	writes            *prometheus.CounterVec
 	fallbacks         *prometheus.GaugeVec
 	floors            *prometheus.GaugeVec
+	current, desired  *prometheus.GaugeVec
+	forecasts         forecastGauges
 	inFlight          prometheus.Gauge
 	fencedEvals       prometheus.Counter
 	history           *historyMetrics // history.go
@@ -66,6 +72,29 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Name:      "schedule_floor_replicas",
 			Help:      "The floor an autoscaler's spec.schedules hold (0: no schedule active); only autoscalers with schedules; by kind, namespace and name.",
 		}, []string{"kind", "namespace", "name"}),
+		current: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "current_replicas",
+			Help:      "The replicas of an autoscaler's target at its last evaluation (status.currentReplicas); absent while the target's scale cannot be read; by kind, namespace and name.",
+		}, []string{"kind", "namespace", "name"}),
+		desired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ebbflow_autoscaler",
+			Name:      "desired_replicas",
+			Help:      "The replicas an autoscaler's last evaluation decided (status.desiredReplicas); absent while the target's scale cannot be read; by kind, namespace and name.",
+		}, []string{"kind", "namespace", "name"}),
+		forecasts: forecastGauges{
+			replicas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Namespace: "ebbflow_autoscaler",
+				Name:      "forecast_replicas",
+				Help:      "The replicas a metric's forecast asks for at the last evaluation (the floor it sets under the proposal); only metrics with a usable forecast; by kind, namespace, name and metric.",
+			}, []string{"kind", "namespace", "name", "metric"}),
+			values: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Namespace: "ebbflow_autoscaler",
+				Name:      "forecast_value",
+				Help:      "A metric's forecast value (in the metric's unit, forecast.lead ahead) at the last evaluation; only metrics with a usable forecast; by kind, namespace, name and metric.",
+			}, []string{"kind", "namespace", "name", "metric"}),
+			set: map[string][]string{},
+		},
 		fencedEvals: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "ebbflow_autoscaler",
 			Name:      "fenced_evaluations_total",
@@ -77,7 +106,8 @@ func NewSelfMetrics(reg prometheus.Registerer) (*SelfMetrics, error) {
 			Help:      "Metric reads in flight over all workers (bounded by --max-concurrent-metric-reads).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.floors, m.fencedEvals, m.inFlight} {
+	for _, c := range []prometheus.Collector{m.reconcileDuration, m.lag, m.fetchErrors, m.decisions, m.outcomes, m.writes, m.fallbacks, m.floors, m.current, m.desired,
+		m.forecasts.replicas, m.forecasts.values, m.fencedEvals, m.inFlight} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -190,5 +220,80 @@ func (m *SelfMetrics) forget(key string) {
 	if kind, namespace, name, err := splitKey(key); err == nil {
 		m.fallbacks.DeleteLabelValues(kind, namespace, name)
 		m.floors.DeleteLabelValues(kind, namespace, name)
+		m.current.DeleteLabelValues(kind, namespace, name)
+		m.desired.DeleteLabelValues(kind, namespace, name)
+		m.forecasts.update(key, kind, namespace, name, nil)
 	}
+}
+
+// replicas sets the replica gauges of the object behind key, or drops them
+// when its scale was not read (read false).
+func (m *SelfMetrics) replicas(key string, read bool, current, desired int32) {
+	if m == nil {
+		return
+	}
+	kind, namespace, name, err := splitKey(key)
+	if err != nil {
+		return
+	}
+	if !read {
+		m.current.DeleteLabelValues(kind, namespace, name)
+		m.desired.DeleteLabelValues(kind, namespace, name)
+		return
+	}
+	m.current.WithLabelValues(kind, namespace, name).Set(float64(current))
+	m.desired.WithLabelValues(kind, namespace, name).Set(float64(desired))
+}
+
+// forecast sets the forecast gauges of the object behind key to fs and
+// drops its series of metrics no longer forecast.
+func (m *SelfMetrics) forecast(key string, fs []evaluation.ForecastFigure) {
+	if m == nil {
+		return
+	}
+	if kind, namespace, name, err := splitKey(key); err == nil {
+		m.forecasts.update(key, kind, namespace, name, fs)
+	}
+}
+
+// forecastGauges are the per-metric forecast gauges, with the metric labels
+// each object has series for, so that a forecast that goes away (spec
+// changed, no history) loses its series. Series are bounded by the
+// autoscalers' forecast metrics.
+type forecastGauges struct {
+	replicas, values *prometheus.GaugeVec
+
+	mu  sync.Mutex
+	set map[string][]string // key → metric labels with series
+}
+
+// update makes key's series those of fs (none when fs is empty). Two
+// forecasts of one metric name show the one that asks for more replicas.
+func (g *forecastGauges) update(key, kind, namespace, name string, fs []evaluation.ForecastFigure) {
+	best := map[string]evaluation.ForecastFigure{}
+	for _, f := range fs {
+		if b, ok := best[f.Metric]; !ok || f.Replicas > b.Replicas {
+			best[f.Metric] = f
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, metric := range g.set[key] {
+		if _, ok := best[metric]; !ok {
+			g.replicas.DeleteLabelValues(kind, namespace, name, metric)
+			g.values.DeleteLabelValues(kind, namespace, name, metric)
+		}
+	}
+	if len(best) == 0 {
+		delete(g.set, key)
+		return
+	}
+	metrics := make([]string, 0, len(best))
+	for metric, f := range best {
+		g.replicas.WithLabelValues(kind, namespace, name, metric).Set(float64(f.Replicas))
+		g.values.WithLabelValues(kind, namespace, name, metric).Set(f.Value)
+		metrics = append(metrics, metric)
+	}
+	slices.Sort(metrics)
+	g.set[key] = metrics
 }

@@ -167,6 +167,8 @@ func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Ob
 	}
 	m.fallback(key, res.FallbackActive)
 	m.scheduleFloor(key, len(obj.Spec.Schedules) > 0, res.Floor.Replicas)
+	m.replicas(key, res.Direction() != "", res.Status.CurrentReplicas, res.Status.DesiredReplicas)
+	m.forecast(key, res.Forecasts())
 	for _, e := range res.Events {
 		c.deps.Recorder.Event(obj.Source, e.Type, e.Reason, e.Message)
 	}

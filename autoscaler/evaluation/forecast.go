@@ -236,3 +236,29 @@ func forecastSteps(fs []forecastOutcome, d Decision, proposal int32) []extension
 	}
 	return out
 }
+
+// ForecastFigure is one metric's usable forecast in an evaluation (for the
+// controller's self-metrics).
+type ForecastFigure struct {
+	// Index is the metric's place in spec.metrics; Metric its name
+	// (MetricName).
+	Index  int
+	Metric string
+	// Value is the forecast value in the metric's unit; Replicas what it
+	// asks for.
+	Value    float64
+	Replicas int32
+}
+
+// Forecasts are the evaluation's usable forecasts, in spec order; a metric
+// without one (condition Forecasting says why) is left out.
+func (r *Result) Forecasts() []ForecastFigure {
+	var out []ForecastFigure
+	for _, f := range r.forecastOutcomes {
+		if f.Forecast.OK && f.Index < len(r.in.Readings) {
+			out = append(out, ForecastFigure{Index: f.Index, Metric: MetricName(r.in.Readings[f.Index].Spec),
+				Value: f.Forecast.Value, Replicas: f.Replicas})
+		}
+	}
+	return out
+}

@@ -17,7 +17,9 @@ import (
 // Deduplicated is a Client that sends each distinct question once per window:
 // concurrent identical calls share one request, and an answer (value or
 // error) is reused for identical calls until window has passed since it
-// arrived. Answers are shared, so callers must not modify them.
+// arrived — or, for a call whose context carries WithMaxAge, until that
+// shorter age has passed. Answers are shared, so callers must not modify
+// them.
 type Deduplicated struct {
 	next     Client
 	resource memo[samplesAt]
@@ -53,6 +55,26 @@ func NewDeduplicated(next Client, window time.Duration, clk clock.PassiveClock) 
 		object:   newMemo[valueAt](window, clk),
 		external: newMemo[valuesAt](window, clk),
 	}
+}
+
+type maxAgeKey struct{}
+
+// WithMaxAge returns a context under which a Deduplicated client reuses no
+// answer older than age (at most its window): an autoscaler passes its own
+// sync period, so that it never decides on a value older than the period
+// however long the window. An age of zero or less reuses only answers in
+// flight.
+func WithMaxAge(ctx context.Context, age time.Duration) context.Context {
+	return context.WithValue(ctx, maxAgeKey{}, max(age, 0))
+}
+
+// maxAge is the reuse age for calls under ctx: the window, shortened by
+// WithMaxAge.
+func maxAge(ctx context.Context, window time.Duration) time.Duration {
+	if age, ok := ctx.Value(maxAgeKey{}).(time.Duration); ok {
+		return min(age, window)
+	}
+	return window
 }
 
 // key joins the parts of a request with a separator that label selectors,
@@ -117,25 +139,27 @@ type memo[T any] struct {
 }
 
 type entry[T any] struct {
-	done    chan struct{}
-	value   T
-	err     error
-	expires time.Time
+	done  chan struct{}
+	value T
+	err   error
+	// arrived is when the answer came.
+	arrived time.Time
 }
 
 func newMemo[T any](window time.Duration, clk clock.PassiveClock) memo[T] {
 	return memo[T]{window: window, clock: clk, entries: map[string]*entry[T]{}}
 }
 
-// get returns the answer stored under k, waiting for one in flight, or calls
-// fetch and stores its answer. A caller whose ctx ends while waiting gets
+// get returns the answer stored under k if younger than the window (or
+// ctx's WithMaxAge), waiting for one in flight, or calls fetch and stores
+// its answer. A caller whose ctx ends while waiting gets
 // ctx's error; the fetch goes on for the others. An answer whose fetch was
 // cancelled is not kept.
 func (m *memo[T]) get(ctx context.Context, k string, fetch func() (T, error)) (T, error) {
 	m.mu.Lock()
 	now := m.clock.Now()
 	m.sweep(now)
-	if e, ok := m.entries[k]; ok && (!isDone(e) || now.Before(e.expires)) {
+	if e, ok := m.entries[k]; ok && (!isDone(e) || now.Before(e.arrived.Add(maxAge(ctx, m.window)))) {
 		m.mu.Unlock()
 		select {
 		case <-e.done:
@@ -151,7 +175,7 @@ func (m *memo[T]) get(ctx context.Context, k string, fetch func() (T, error)) (T
 
 	e.value, e.err = fetch()
 	m.mu.Lock()
-	e.expires = m.clock.Now().Add(m.window)
+	e.arrived = m.clock.Now()
 	if ctx.Err() != nil && m.entries[k] == e {
 		delete(m.entries, k)
 	}
@@ -175,7 +199,7 @@ func (m *memo[T]) sweep(now time.Time) {
 		return
 	}
 	for k, e := range m.entries {
-		if isDone(e) && !now.Before(e.expires) {
+		if isDone(e) && !now.Before(e.arrived.Add(m.window)) {
 			delete(m.entries, k)
 		}
 	}

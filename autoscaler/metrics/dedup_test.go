@@ -144,3 +144,64 @@ func TestDeduplicatedWaiterCancelled(t *testing.T) {
 		t.Errorf("waiter error = %v, want deadline exceeded", err)
 	}
 }
+
+// A read under WithMaxAge reuses no answer older than its age, and never
+// one older than the window.
+func TestDeduplicatedMaxAge(t *testing.T) {
+	queue := labels.SelectorFromSet(labels.Set{"queue": "a"})
+	cases := []struct {
+		name      string
+		age       time.Duration // of the second read; 0: no WithMaxAge
+		after     time.Duration // between the two reads
+		wantCalls int
+	}{
+		{"younger than the age", time.Second, 999 * time.Millisecond, 1},
+		{"as old as the age", time.Second, time.Second, 2},
+		{"older than the age, within the window", time.Second, 4 * time.Second, 2},
+		{"without an age the window applies", 0, 4 * time.Second, 1},
+		{"an age above the window is the window", time.Minute, 5 * time.Second, 2},
+		{"an age above the window, within it", time.Minute, 4 * time.Second, 1},
+		{"a negative age reuses nothing done", -time.Second, time.Millisecond, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fake.Client{External: map[string][]int64{"depth": {6}}, Objects: map[string]int64{"Service/svc/hits": 4}}
+			clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+			d := metrics.NewDeduplicated(f, 5*time.Second, clk)
+			ctx := context.Background()
+			if tc.age != 0 {
+				ctx = metrics.WithMaxAge(ctx, tc.age)
+			}
+			for _, c := range []call{external("ns", "depth", queue), object("ns", "svc", "hits")} {
+				if err := c(context.Background(), d); err != nil {
+					t.Fatal(err)
+				}
+				clk.SetTime(clk.Now().Add(tc.after))
+				if err := c(ctx, d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := f.Calls(); got != 2*tc.wantCalls {
+				t.Errorf("calls to the API = %d, want %d", got, 2*tc.wantCalls)
+			}
+		})
+	}
+	// The fresh answer a short age fetched serves the other readers.
+	f := &fake.Client{External: map[string][]int64{"depth": {6}}}
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	d := metrics.NewDeduplicated(f, 5*time.Second, clk)
+	short := metrics.WithMaxAge(context.Background(), time.Second)
+	for _, step := range []struct {
+		ctx   context.Context
+		after time.Duration
+		calls int
+	}{{context.Background(), 0, 1}, {short, 3 * time.Second, 2}, {context.Background(), 3 * time.Second, 2}, {short, 500 * time.Millisecond, 3}} {
+		clk.SetTime(clk.Now().Add(step.after))
+		if err := external("ns", "depth", queue)(step.ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Calls(); got != step.calls {
+			t.Fatalf("after %v: calls = %d, want %d", step.after, got, step.calls)
+		}
+	}
+}

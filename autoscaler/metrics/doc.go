@@ -6,7 +6,8 @@
 //
 // NewREST talks to the APIs. NewDeduplicated wraps any Client so that
 // identical questions asked by several autoscalers within a short window are
-// sent once. HistoryReader reads an external metric's history for a
+// sent once; WithMaxAge shortens the window for one read (an autoscaler's own
+// sync period). HistoryReader reads an external metric's history for a
 // forecast through the same API (docs/forecast.md#history-contract). Package
 // fake holds an in-memory Client for tests.
 package metrics
