@@ -29,7 +29,7 @@ import (
 // forecastMin replicas, so both hold forecastMin before the ramp; after it
 // the queue asks 10.
 //
-// LevelCorrected (the default method) forecasts the mean of the ±5 minutes
+// LevelCorrected (set explicitly; the default today) forecasts the mean of the ±5 minutes
 // around now+lead in the past days (1-minute points; the level ratio is 1,
 // every day being alike). That mean asks more than forecastMin only when at
 // least 6 of its points are on the plateau — (6×100+4×20)/10 = 68 or
@@ -151,7 +151,8 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	spec.ScaleTargetRef.Name = "forecast"
 	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "forecast"}, Spec: v1alpha1.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
-	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("LevelCorrected"),
+		PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
 
 	writes := map[string]chan time.Time{"forecast": make(chan time.Time, 1), "hpa": make(chan time.Time, 1)}
 	for name, ch := range writes {
