@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/klog/v2"
 
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
@@ -36,7 +38,28 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	}
 	go c.disc.Run(ctx, o.RelistInterval)
 	go c.reload.run(ctx, o.ConfigCheckInterval)
+	primeClientCA(ctx, c.server.GenericAPIServer.SecureServingInfo)
 	return c.server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// primeClientCA loads the client CAs once before the server serves. The CAs of
+// the kube-system/extension-apiserver-authentication ConfigMap are otherwise
+// loaded by an informer started with the server, and a request that arrives
+// first (kube-apiserver checks a restarted adapter at once) finds no CA to
+// verify its client certificate against: it is anonymous and forbidden, and
+// kube-apiserver marks the APIServices unavailable until its next check. A
+// failure is logged; the informer keeps trying, as before.
+func primeClientCA(ctx context.Context, s *genericapiserver.SecureServingInfo) {
+	if s == nil || s.ClientCA == nil {
+		return
+	}
+	r, ok := s.ClientCA.(dynamiccertificates.ControllerRunner)
+	if !ok {
+		return
+	}
+	if err := r.RunOnce(ctx); err != nil {
+		klog.FromContext(ctx).Info("Client CAs not loaded before serving; loading them in the background", "err", err)
+	}
 }
 
 // logRuleSet logs what a rule set serves and what it does not.
