@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
@@ -27,12 +28,14 @@ type Setup struct {
 	// Season is the forecasts' season.
 	Season v1alpha1.ForecastSeason
 	// Step is the sync period; Startup the pods' start-up. The forecasts'
-	// lead is Startup + Step.
-	Step, Startup time.Duration
+	// lead is Lead, or Startup + Step when Lead is 0.
+	Step, Startup, Lead time.Duration
 	// Warmup is the time at the start of the replay that is replayed but
 	// not scored (the forecasts' first seasons).
 	Warmup      time.Duration
 	MaxReplicas int32
+	// Behavior is every variant's behavior (nil: the defaults).
+	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
 }
 
 // Row is one replay's score after the warm-up.
@@ -58,7 +61,7 @@ func Replay(name string, series simulate.Series, start time.Time, s Setup) ([]Ro
 	var rows []Row
 	var oracle simulate.OracleScore
 	run := func(variant string, target float64, f *v1alpha1.MetricForecast) error {
-		spec := evaluation.FromAutoscaler(&v1alpha1.AutoscalerSpec{MinReplicas: ptr[int32](1), MaxReplicas: s.MaxReplicas,
+		spec := evaluation.FromAutoscaler(&v1alpha1.AutoscalerSpec{MinReplicas: ptr[int32](1), MaxReplicas: s.MaxReplicas, Behavior: s.Behavior,
 			Metrics: []v1alpha1.MetricSpec{{MetricSpec: ExternalMetric(name, target*s.Capacity), Forecast: f}}})
 		res, err := simulate.Run(cfg, spec, []simulate.Series{series})
 		if err != nil {
@@ -83,7 +86,11 @@ func Replay(name string, series simulate.Series, start time.Time, s Setup) ([]Ro
 	}
 	for _, m := range s.Methods {
 		for _, t := range s.ForecastTargets {
-			f := &v1alpha1.MetricForecast{Season: s.Season, Method: v1alpha1.ForecastMethod(m), Lead: &metav1.Duration{Duration: s.Startup + s.Step}}
+			lead := s.Lead
+			if lead == 0 {
+				lead = s.Startup + s.Step
+			}
+			f := &v1alpha1.MetricForecast{Season: s.Season, Method: v1alpha1.ForecastMethod(m), Lead: &metav1.Duration{Duration: lead}}
 			if err := run(string(m), t, f); err != nil {
 				return nil, err
 			}
