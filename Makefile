@@ -82,25 +82,29 @@ soak:
 
 ## demo: as root, the real thing on the local cluster's real node: the chart installed with helm from the images, the sample app under real HTTP load, an HPA and an ebbflow Autoscaler side by side, explain, dry-run, a worker to zero and back; plot in _output/demo/ (DEMO_FLAGS="--duration 2m"; DEMO_FLAGS=--fake-nodes for kwok's fake nodes without root)
 DEMO_FLAGS ?=
+# the tools of a cluster with a real node (test/cluster, Options.RealNode)
+REAL_NODE_TOOLS := kube-apiserver kube-controller-manager kubectl etcd kube-scheduler kubelet kube-proxy
 ifneq (,$(findstring --fake-nodes,$(DEMO_FLAGS)))
 DEMO_DEPS := hack/build-tools.sh && hack/install-prometheus.sh
 else
 DEMO_DEPS := { [ "$$(id -u)" = 0 ] || { echo "make demo needs root (the real node: containerd, the kubelet, the pod network): run sudo make demo, or make demo-fake-nodes"; exit 1; }; } && \
-	hack/install-node.sh && hack/install-prometheus.sh && hack/build-tools.sh && hack/build-tools.sh kube-scheduler kubelet kube-proxy helm prometheus3
+	hack/deps.sh --node $(REAL_NODE_TOOLS) helm prometheus3
 endif
+# The demo, its adapter and images are built with the flags of the images
+# (static, -trimpath), so that a cold machine compiles their libraries once.
 demo:
 	$(DEMO_DEPS)
-	$(GO) run ./hack/demo $(DEMO_FLAGS)
+	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo $(DEMO_FLAGS)
 
 ## demo-fake-nodes: the earlier demo without root: kwok's fake nodes, manifests/examples and simulated traffic (make demo DEMO_FLAGS=--fake-nodes)
 demo-fake-nodes:
 	hack/build-tools.sh && hack/install-prometheus.sh
-	$(GO) run ./hack/demo --fake-nodes $(DEMO_FLAGS)
+	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
 E2E_PKGS := ./test/cluster/... ./test/thanostest/... ./test/e2e/... ./test/imagetest/...
 test-e2e:
-	hack/install-node.sh && hack/install-prometheus.sh && hack/build-tools.sh && hack/build-tools.sh kube-scheduler kubelet kube-proxy helm thanos prometheus3
+	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3
 	$(GO) test -count=1 -timeout 40m $(E2E_PKGS)
 	$(GO) test -count=1 -timeout 30m ./test/realnode/...
 

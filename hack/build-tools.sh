@@ -15,13 +15,14 @@
 # for, for scripts and Go code to read.
 #
 # Environment: EBBFLOW_TOOLS_CACHE (cache root), EBBFLOW_TOOLS_BUILD_P (go
-# build -p, default 1), EBBFLOW_TOOLS_NICE (nice level, default 10).
+# build -p, default: the number of CPUs; 1 leaves a shared machine a core),
+# EBBFLOW_TOOLS_NICE (nice level, default 10).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 TOOLS_SRC="${ROOT}/hack/tools"
 CACHE="${EBBFLOW_TOOLS_CACHE:-${ROOT}/.cache/tools}"
-BUILD_P="${EBBFLOW_TOOLS_BUILD_P:-1}"
+BUILD_P="${EBBFLOW_TOOLS_BUILD_P:-$(nproc)}"
 NICE="${EBBFLOW_TOOLS_NICE:-10}"
 
 # shellcheck source=tools/versions.env
@@ -208,53 +209,80 @@ copy_kwok_stages() {
   log "  copied ${n} kwok stages into stages/ and stages.yaml"
 }
 
-# build NAME builds tool NAME unless its cache entry is complete.
+# build NAME... builds the tools NAME... (all of one module and the same
+# flags) whose cache entries are incomplete, in one go build: the packages
+# they share are compiled once and the build keeps both cores busy to the end
+# (links run side by side instead of one after another).
 build() {
-  local name="$1"
-  describe "${name}" || die "unknown tool '${name}' (try --list)"
-  local pinned
-  pinned=$(required_version "${MOD}" "${MODPATH}")
-  [[ "${pinned}" == "${VERSION}" ]] ||
-    die "${name}: hack/tools/versions.env says ${VERSION} but hack/tools/${MOD}/go.mod requires ${MODPATH} ${pinned:-(nothing)}"
-
-  local dir="${CACHE}/${name}-${VERSION}" lock
-  mkdir -p "${CACHE}/bin"
-  # One builder per tool at a time; a second one waits, then finds it cached.
-  exec {lock}>"${CACHE}/.${name}.lock"
-  flock "${lock}"
-  if [[ "${FORCE}" == 0 ]] && is_complete "${dir}" "${name}"; then
-    log "${name} ${VERSION}: cached"
-  else
-    log "building ${name} ${VERSION} (takes ${ESTIMATE} on 2 cores)…"
-    local start tmp ldx="${LDX}" out
+  local names=("$@") name pinned todo=() pkgs=() bins=() locks=() lock
+  for name in "${names[@]}"; do
+    describe "${name}" || die "unknown tool '${name}' (try --list)"
+    pinned=$(required_version "${MOD}" "${MODPATH}")
+    [[ "${pinned}" == "${VERSION}" ]] ||
+      die "${name}: hack/tools/versions.env says ${VERSION} but hack/tools/${MOD}/go.mod requires ${MODPATH} ${pinned:-(nothing)}"
+    mkdir -p "${CACHE}/bin"
+    # One builder per tool at a time; a second one waits, then finds it cached.
+    # Locks are taken in the order of the arguments, which main keeps stable.
+    exec {lock}>"${CACHE}/.${name}.lock"
+    flock "${lock}"
+    locks+=("${lock}")
+    if [[ "${FORCE}" == 0 ]] && is_complete "${CACHE}/${name}-${VERSION}" "${name}"; then
+      log "${name} ${VERSION}: cached"
+    else
+      todo+=("${name}")
+      pkgs+=("${PKGS[@]}")
+      bins+=("${BINS[@]}")
+    fi
+  done
+  if [[ ${#todo[@]} -gt 0 ]]; then
+    describe "${todo[0]}"
+    local start tmp ldx="${LDX}" out estimate="${ESTIMATE}"
+    [[ ${#todo[@]} -eq 1 ]] || estimate="$(estimate_group "${todo[@]}")"
+    log "building ${todo[*]} ${VERSION} (takes ${estimate} on 2 cores)…"
     start=$(date +%s)
-    tmp=$(mktemp -d "${CACHE}/.${name}-${VERSION}.XXXXXX")
-    chmod 0755 "${tmp}"
+    tmp=$(mktemp -d "${CACHE}/.${todo[0]}-${VERSION}.XXXXXX")
     # shellcheck disable=SC2064 # expand tmp now
     trap "rm -rf '${tmp}'" EXIT
     [[ "${MOD}" != kube ]] || ldx="$(kube_ldflags)"
     [[ "${MOD}" != prometheus ]] || ldx="$(prometheus_ldflags)"
-    if [[ ${#PKGS[@]} -eq 1 ]]; then out="${tmp}/${BINS[0]}"; else out="${tmp}/"; fi
-    go_in "${MOD}" build -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${PKGS[@]}" ||
-      die "go build of ${name} ${VERSION} failed (output above)"
-    [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}"
-    {
-      echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
-      echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
-      echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=$(($(date +%s) - start))"
-    } >"${tmp}/BUILD-INFO"
-    rm -rf "${dir}"
-    mv -T "${tmp}" "${dir}"
+    if [[ ${#pkgs[@]} -eq 1 ]]; then out="${tmp}/${bins[0]}"; else out="${tmp}/"; fi
+    go_in "${MOD}" build -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${pkgs[@]}" ||
+      die "go build of ${todo[*]} ${VERSION} failed (output above)"
+    local secs=$(($(date +%s) - start)) b dir
+    for name in "${todo[@]}"; do
+      describe "${name}"
+      dir="${CACHE}/${name}-${VERSION}"
+      mkdir -m 0755 "${tmp}/${name}.d"
+      for b in "${BINS[@]}"; do mv "${tmp}/${b}" "${tmp}/${name}.d/${b}"; done
+      [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}/${name}.d"
+      {
+        echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
+        echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
+        echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=${secs} together_with=${todo[*]}"
+      } >"${tmp}/${name}.d/BUILD-INFO"
+      rm -rf "${dir}"
+      mv -T "${tmp}/${name}.d" "${dir}"
+    done
+    rm -rf "${tmp}"
     trap - EXIT
-    log "built ${name} ${VERSION} in $(fmt_secs $(($(date +%s) - start)))"
+    log "built ${todo[*]} ${VERSION} in $(fmt_secs "${secs}")"
   fi
-  local i b l
-  for i in "${!BINS[@]}"; do
-    b="${BINS[i]}" l="${LINKS[i]:-${BINS[i]}}"
-    ln -sfn "../${name}-${VERSION}/${b}" "${CACHE}/bin/${l}"
-    log "  ${CACHE}/bin/${l} -> ${dir}/${b}"
+  local i l b
+  for name in "${names[@]}"; do
+    describe "${name}"
+    for i in "${!BINS[@]}"; do
+      b="${BINS[i]}" l="${LINKS[i]:-${BINS[i]}}"
+      ln -sfn "../${name}-${VERSION}/${b}" "${CACHE}/bin/${l}"
+      log "  ${CACHE}/bin/${l} -> ${CACHE}/${name}-${VERSION}/${b}"
+    done
   done
-  exec {lock}>&-
+  for lock in "${locks[@]}"; do exec {lock}>&-; done
+}
+
+# estimate_group NAME... is the rough cold build time of Kubernetes tools built
+# together (the first one pays for the shared libraries).
+estimate_group() {
+  printf '~%d-%d min' $((3 + 2 * $#)) $((6 + 3 * $#))
 }
 
 # print_paths NAME prints KEY=VALUE lines for tool NAME (KEY from the name).
@@ -303,7 +331,15 @@ main() {
 
   local start
   start=$(date +%s)
-  for t in "${tools[@]}"; do build "${t}"; done
+  # Tools of one module with the same flags are built together (today the
+  # Kubernetes binaries), at the place of the first of them; the others alone.
+  local kube=() rest=()
+  for t in "${tools[@]}"; do
+    describe "${t}"
+    if [[ "${MOD}" == kube ]]; then kube+=("${t}"); else rest+=("${t}"); fi
+  done
+  [[ ${#kube[@]} -eq 0 ]] || build "${kube[@]}"
+  for t in "${rest[@]}"; do build "${t}"; done
   log "tools ready in $(fmt_secs $(($(date +%s) - start))) (cache: ${CACHE})"
   if [[ ${print} == 1 ]]; then
     echo "EBBFLOW_TOOLS_CACHE=${CACHE}"

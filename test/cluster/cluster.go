@@ -94,6 +94,10 @@ type Options struct {
 	// one real node runs on a machine at a time (a lock). kube-apiserver then
 	// listens on the pod network's gateway (APIServerHost), not loopback.
 	RealNode bool
+	// NoFakeNodes starts no kwok and creates no fake Nodes (Nodes is then
+	// ignored), e.g. with RealNode for a cluster of one real node; kwok is then
+	// neither built nor started.
+	NoFakeNodes bool
 	// PauseImageTarball is the sandbox image tarball for the real node
 	// (default: built with hack/image into _output/images).
 	PauseImageTarball string
@@ -109,7 +113,10 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Nodes <= 0 {
+	switch {
+	case o.NoFakeNodes:
+		o.Nodes = 0
+	case o.Nodes <= 0:
 		o.Nodes = 3
 	}
 	if o.HPASyncPeriod <= 0 {
@@ -239,7 +246,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	total := time.Now()
 	var err error
 	if err := c.step("locate tools", func() error {
-		c.tools, err = locateTools(ctx, c.opts.Log, c.opts.RealNode)
+		c.tools, err = locateTools(ctx, c.opts.Log, c.opts.RealNode, !c.opts.NoFakeNodes)
 		return err
 	}); err != nil {
 		return err
@@ -291,7 +298,12 @@ func (c *Cluster) start(ctx context.Context) error {
 		{"etcd", c.startEtcd},
 		{"kube-apiserver", c.startAPIServer},
 		{"kube-controller-manager", c.startControllerManager},
-		{"kwok and nodes", c.startKwok},
+	}
+	if !c.opts.NoFakeNodes {
+		steps = append(steps, struct {
+			name string
+			fn   func(context.Context) error
+		}{"kwok and nodes", c.startKwok})
 	}
 	if !c.opts.NoAdapter {
 		steps = append(steps, struct {

@@ -13,11 +13,11 @@ import (
 	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
-// defaultTools are hack/build-tools.sh's default set (what a cluster without
-// a real node runs); realNodeTools are added for a real node.
+// controlPlaneTools run in every cluster; kwok runs the fake Nodes (unless
+// Options.NoFakeNodes) and realNodeTools the real node.
 var (
-	defaultTools  = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd", "kwok"}
-	realNodeTools = []string{"kube-scheduler", "kubelet", "kube-proxy"}
+	controlPlaneTools = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd"}
+	realNodeTools     = []string{"kube-scheduler", "kubelet", "kube-proxy"}
 )
 
 // tools are the paths of the binaries a cluster runs.
@@ -37,14 +37,17 @@ type tools struct {
 // locateTools runs hack/build-tools.sh --print-paths, which builds missing
 // tools (minutes on a fresh machine, nothing once cached; its progress goes to
 // log) and prints KEY=VALUE lines with their paths.
-func locateTools(ctx context.Context, log io.Writer, realNode bool) (tools, error) {
+func locateTools(ctx context.Context, log io.Writer, realNode, fakeNodes bool) (tools, error) {
 	root, err := buildtools.RepoRoot()
 	if err != nil {
 		return tools{}, err
 	}
-	var names []string // none: the default set
+	names := slices.Clone(controlPlaneTools)
+	if fakeNodes {
+		names = append(names, "kwok")
+	}
 	if realNode {
-		names = slices.Concat(defaultTools, realNodeTools)
+		names = append(names, realNodeTools...)
 	}
 	vals, err := buildtools.Paths(ctx, log, names...)
 	if err != nil {
@@ -62,9 +65,10 @@ func locateTools(ctx context.Context, log io.Writer, realNode bool) (tools, erro
 		controllerMgr:  path("KUBE_CONTROLLER_MANAGER"),
 		kubectl:        path("KUBECTL"),
 		etcd:           path("ETCD"),
-		kwok:           path("KWOK"),
-		kwokStages:     path("KWOK_STAGES"),
 		adapterBinPath: filepath.Join(root, "_output", "cluster", "ebbflow-adapter"),
+	}
+	if fakeNodes {
+		t.kwok, t.kwokStages = path("KWOK"), path("KWOK_STAGES")
 	}
 	if realNode {
 		t.kubelet, t.scheduler, t.proxy = path("KUBELET"), path("KUBE_SCHEDULER"), path("KUBE_PROXY")
@@ -79,8 +83,10 @@ func buildAdapter(ctx context.Context, t tools) error {
 	if err := os.MkdirAll(filepath.Dir(t.adapterBinPath), 0o755); err != nil {
 		return fmt.Errorf("create adapter output directory: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", t.adapterBinPath, "./cmd/ebbflow-adapter")
-	cmd.Dir = t.repoRoot
+	// The images' flags (static, -trimpath): their compiled libraries are
+	// then shared with hack/image's builds.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", t.adapterBinPath, "./cmd/ebbflow-adapter")
+	cmd.Dir, cmd.Env = t.repoRoot, append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("go build ./cmd/ebbflow-adapter: %w\n%s", err, out)

@@ -97,7 +97,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	c, err := cluster.Start(ctx, cluster.Options{
 		RealNode:       true,
 		NoAdapter:      true,
-		Nodes:          1,
+		NoFakeNodes:    true,
 		ScrapeInterval: opts.ScrapeInterval,
 		Log:            log,
 		Dir:            opts.Dir,

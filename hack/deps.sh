@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs and builds what a make target runs, side by side:
+#
+#   hack/deps.sh [--node] TOOL...
+#
+# Debian's packages (hack/install-prometheus.sh; with --node also
+# hack/install-node.sh: containerd, runc, CNI plugins) install in the
+# background while hack/build-tools.sh builds TOOL... in the foreground: apt
+# waits on the network and dpkg, the tool build on the CPU, so on a fresh
+# machine the packages cost no wall time. The installers' output goes to a log
+# printed when they are done. Exits non-zero if either part failed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+node=0
+if [[ "${1:-}" == --node ]]; then
+  node=1
+  shift
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/ebbflow-deps.XXXXXX")
+trap 'rm -f "${log}"' EXIT
+(
+  if [[ ${node} == 1 ]]; then "${ROOT}/hack/install-node.sh"; fi
+  "${ROOT}/hack/install-prometheus.sh"
+) >"${log}" 2>&1 &
+installer=$!
+
+built=0
+"${ROOT}/hack/build-tools.sh" "$@" || built=$?
+
+installed=0
+wait "${installer}" || installed=$?
+cat "${log}" >&2
+if [[ ${installed} != 0 ]]; then
+  echo "deps: installing Debian's packages failed (exit ${installed}; output above)" >&2
+fi
+[[ ${built} == 0 && ${installed} == 0 ]]
