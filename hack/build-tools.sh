@@ -165,12 +165,19 @@ kube_ldflags() {
   printf '%s' "${out# }"
 }
 
+# module_dir MOD MODPATH prints the directory of MODPATH's source in the module
+# cache, downloading it first: go list -m names a directory only once the
+# source is there (on a fresh machine, not before a build needed it).
+module_dir() {
+  go_in "$1" mod download "$2" && go_in "$1" list -m -f '{{.Dir}}' "$2"
+}
+
 # prometheus_ldflags prints the -X flags of github.com/prometheus/common/version
 # that Prometheus' release builds set (its .promu.yml): the version from the
 # module's VERSION file, the build date from the module's release time.
 prometheus_ldflags() {
   local dir date version
-  dir=$(go_in prometheus list -m -f '{{.Dir}}' github.com/prometheus/prometheus) && [[ -s "${dir}/VERSION" ]] ||
+  dir=$(module_dir prometheus github.com/prometheus/prometheus) && [[ -s "${dir}/VERSION" ]] ||
     die "prometheus module source (VERSION file) not found in the module cache"
   version=$(<"${dir}/VERSION")
   date=$(go_in prometheus list -m -f '{{.Time.UTC.Format "20060102-15:04:05"}}' github.com/prometheus/prometheus) ||
@@ -193,7 +200,7 @@ is_complete() {
 # DIR/stages/ and concatenates them into DIR/stages.yaml (one --config).
 copy_kwok_stages() {
   local dir="$1" src f n=0
-  src=$(go_in kwok list -m -f '{{.Dir}}' sigs.k8s.io/kwok) && [[ -d "${src}" ]] ||
+  src=$(module_dir kwok sigs.k8s.io/kwok) && [[ -d "${src}" ]] ||
     die "kwok module source not found in the module cache"
   mkdir -p "${dir}/stages"
   : >"${dir}/stages.yaml"
@@ -294,7 +301,7 @@ print_paths() {
   case "${name}" in
   code-generator)
     echo "CODE_GENERATOR_BIN_DIR=${dir}"
-    echo "CODE_GENERATOR_DIR=$(go_in codegen list -m -f '{{.Dir}}' k8s.io/code-generator)"
+    echo "CODE_GENERATOR_DIR=$(module_dir codegen k8s.io/code-generator)"
     ;;
   prometheus3)
     echo "PROMETHEUS3=${dir}/prometheus"

@@ -26,13 +26,18 @@ func sbinPath() string {
 
 // launch starts a component with its log at <dir>/<name>.log and records it.
 func (c *Cluster) launch(name, bin string, args []string) (*process, error) {
+	return c.launchEnv(name, bin, args)
+}
+
+// launchEnv is launch with env added to the environment.
+func (c *Cluster) launchEnv(name, bin string, args []string, env ...string) (*process, error) {
 	c.mu.Lock()
 	stopped := c.stopped
 	c.mu.Unlock()
 	if stopped {
 		return nil, fmt.Errorf("start %s: cluster is stopped", name)
 	}
-	p, err := startProcess(name, c.dir, c.logPath(name), bin, args, []string{sbinPath()})
+	p, err := startProcess(name, c.dir, c.logPath(name), bin, args, append([]string{sbinPath()}, env...))
 	if err != nil {
 		return nil, err
 	}

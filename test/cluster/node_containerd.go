@@ -24,6 +24,24 @@ const (
 	containerdCRIAgent = "io.containerd.grpc.v1.cri"
 )
 
+// RegistryGuard is where the node's containerd sends every registry request:
+// a proxy address on loopback where nothing listens (the discard port). The
+// images the node runs are imported, never pulled; should a pod name an image
+// that is not there (or use imagePullPolicy Always), the pull fails at once
+// with "proxyconnect tcp: dial tcp 127.0.0.1:9" instead of reaching a
+// registry off the machine, and no registry name is even resolved here (the
+// proxy would resolve it). The pod network's guard chains cannot see these
+// requests: containerd pulls from the host's network namespace.
+const RegistryGuard = "127.0.0.1:9"
+
+// registryGuardEnv points containerd's HTTP clients (its registry resolver
+// uses Go's proxy-from-environment) at RegistryGuard.
+var registryGuardEnv = []string{
+	"HTTPS_PROXY=http://" + RegistryGuard, "HTTP_PROXY=http://" + RegistryGuard,
+	"https_proxy=http://" + RegistryGuard, "http_proxy=http://" + RegistryGuard,
+	"NO_PROXY=", "no_proxy=",
+}
+
 // nodePaths are the real node's directories and files.
 type nodePaths struct {
 	root                          string // <dir>/node
@@ -145,7 +163,7 @@ func (c *Cluster) startContainerd(ctx context.Context) error {
 	if err := p.writeNodeFiles(); err != nil {
 		return err
 	}
-	proc, err := c.launch(Containerd, "containerd", []string{"--config=" + p.config, "--log-level=warn"})
+	proc, err := c.launchEnv(Containerd, "containerd", []string{"--config=" + p.config, "--log-level=warn"}, registryGuardEnv...)
 	if err != nil {
 		return err
 	}

@@ -119,6 +119,8 @@ func TestRealNode(t *testing.T) {
 		t.Errorf("kubelet /metrics/resource lacks %s:\n%.2000s", want, raw)
 	}
 
+	assertPullsGoToTheGuard(ctx, t, cs, ns)
+
 	stopped = true
 	if err := c.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
@@ -162,6 +164,32 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// assertPullsGoToTheGuard: a pod whose image must be pulled gets the pull
+// error of RegistryGuard's refused proxy, not one from a registry.
+func assertPullsGoToTheGuard(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	d := restrictedDeployment("pull", "registry.ebbflow.invalid/never/pulled:1")
+	d.Spec.Template.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=pull"})
+		if err != nil || len(pods.Items) == 0 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+			return false, nil
+		}
+		if w := pods.Items[0].Status.ContainerStatuses[0].State.Waiting; w != nil && w.Message != "" {
+			last = w.Reason + ": " + w.Message
+		}
+		return strings.Contains(last, "proxyconnect tcp: dial tcp "+RegistryGuard), nil
+	})
+	if err != nil {
+		t.Fatalf("a pull did not go to the registry guard %s; last waiting state: %q", RegistryGuard, last)
+	}
+	t.Logf("pull refused by the guard: %s", last)
 }
 
 // restrictedDeployment is a one-replica Deployment of the sample application
