@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -46,27 +44,14 @@ func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) er
 }
 
 // backfillPrometheus turns openMetrics (OpenMetrics text ending in "# EOF",
-// samples with timestamps) into TSDB blocks in dataDir with promtool, before
-// Prometheus opens that directory. promtool comes with Prometheus
-// (Debian's prometheus package, hack/install-prometheus.sh).
+// samples with timestamps) into TSDB blocks in dataDir with promtool
+// (promtest.Backfill), before Prometheus opens that directory.
 func backfillPrometheus(ctx context.Context, openMetrics []byte, dataDir string) error {
 	if !bytes.HasSuffix(bytes.TrimSpace(openMetrics), []byte("# EOF")) {
 		return errors.New("prometheus backfill: Options.PrometheusBackfill must end with \"# EOF\" (OpenMetrics)")
 	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		return fmt.Errorf("prometheus backfill: promtool not found (run hack/install-prometheus.sh): %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return fmt.Errorf("prometheus backfill: %w", err)
-	}
-	file := filepath.Join(filepath.Dir(dataDir), "backfill.om")
-	if err := os.WriteFile(file, openMetrics, 0o644); err != nil {
-		return fmt.Errorf("prometheus backfill: %w", err)
-	}
-	cmd := exec.CommandContext(ctx, promtool, "tsdb", "create-blocks-from", "openmetrics", file, dataDir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("prometheus backfill: promtool: %w\n%s", err, out)
+	if err := promtest.Backfill(ctx, openMetrics, dataDir, promtest.BackfillOptions{}); err != nil {
+		return fmt.Errorf("prometheus %w", err)
 	}
 	return nil
 }

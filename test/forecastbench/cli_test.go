@@ -12,12 +12,12 @@ import (
 	"github.com/ebbflow/ebbflow/cli"
 )
 
-// cliSpecs are the reactive HPA of the taxi trace at 90 % of the capacity
-// of 100 and the same with a daily forecast (the default method).
-const cliSpecs = `
-apiVersion: autoscaling.ebbflow.dev/v1alpha1
+// cliSpec is an Autoscaler for the taxi trace at 90 % of the capacity of
+// 100; forecast, when not empty, is its metric's forecast (flow YAML).
+func cliSpec(name, forecast string) string {
+	spec := `apiVersion: autoscaling.ebbflow.dev/v1alpha1
 kind: Autoscaler
-metadata: {name: reactive, namespace: bench}
+metadata: {name: ` + name + `, namespace: bench}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
   minReplicas: 1
@@ -27,21 +27,16 @@ spec:
     external:
       metric: {name: trace_requests_per_second, selector: {matchLabels: {trace: taxi}}}
       target: {type: AverageValue, averageValue: "90"}
----
-apiVersion: autoscaling.ebbflow.dev/v1alpha1
-kind: Autoscaler
-metadata: {name: forecast, namespace: bench}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 1
-  maxReplicas: 100
-  metrics:
-  - type: External
-    external:
-      metric: {name: trace_requests_per_second, selector: {matchLabels: {trace: taxi}}}
-      target: {type: AverageValue, averageValue: "90"}
-    forecast: {season: Daily, podStartup: 90s, lead: 150s}
 `
+	if forecast != "" {
+		spec += "    forecast: " + forecast + "\n"
+	}
+	return spec
+}
+
+// cliSpecs are the reactive HPA and the same with a daily forecast (the
+// default method).
+var cliSpecs = cliSpec("reactive", "") + "---\n" + cliSpec("forecast", "{season: Daily, podStartup: 90s, lead: 150s}")
 
 // simulateWithForecast runs `ebbflow simulate` as a user would try a
 // forecast on their history: the last 3 days of p, after a 5-day warm-up,

@@ -7,6 +7,9 @@
 // oracle, scored against a fixed pod capacity.
 //
 // The short run (TestForecastBenchShort) is part of the integration tests;
-// the full one (build tag forecastbench, `make bench-forecast`) writes the
-// table of docs/benchmarks.md.
+// the long ones have the build tag forecastbench: TestForecastBenchFull
+// (`make bench-forecast`) writes the tables of docs/benchmarks.md,
+// TestForecastStudy the start-up, lead and tolerance sweep, and
+// TestForecastWeekly the daily against the weekly season (the last two
+// replay straight from the grid, not through Prometheus).
 package forecastbench

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
+	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
 // Metric is the series every trace is backfilled as, one per trace label.
@@ -70,18 +70,7 @@ func Backfill(tmp, dataDir string, traces []Placed) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		return fmt.Errorf("promtool (Debian's prometheus package) not found: run hack/install-prometheus.sh: %w", err)
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return err
-	}
-	out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=744h", file, dataDir).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("promtool: %w\n%s", err, out)
-	}
-	return nil
+	return promtest.BackfillFile(context.Background(), file, dataDir, promtest.BackfillOptions{MaxBlockDuration: 31 * 24 * time.Hour})
 }
 
 // Retention is the Prometheus retention the backfilled history needs:

@@ -31,17 +31,7 @@ import (
 // target, and the oracle is never short.
 func TestForecastStudy(t *testing.T) {
 	const peakPods, capacity = 40, 100.0
-	startups := []int{0, 60, 120, 300}
-	if s := os.Getenv("EBBFLOW_STUDY_STARTUPS"); s != "" {
-		startups = nil
-		for _, f := range strings.Split(s, ",") {
-			var n int
-			if _, err := fmt.Sscan(f, &n); err != nil || n < 0 {
-				t.Fatalf("EBBFLOW_STUDY_STARTUPS: %q is not a number of seconds", f)
-			}
-			startups = append(startups, n)
-		}
-	}
+	startups := studyStartups(t, []int{0, 60, 120, 300})
 	want := os.Getenv("EBBFLOW_STUDY_TRACES")
 	zero := resource.MustParse("0")
 	var out strings.Builder
@@ -78,6 +68,25 @@ func TestForecastStudy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// studyStartups is EBBFLOW_STUDY_STARTUPS (comma-separated seconds), def
+// when unset.
+func studyStartups(t *testing.T, def []int) []int {
+	t.Helper()
+	s := os.Getenv("EBBFLOW_STUDY_STARTUPS")
+	if s == "" {
+		return def
+	}
+	var startups []int
+	for _, f := range strings.Split(s, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 0 {
+			t.Fatalf("EBBFLOW_STUDY_STARTUPS: %q is not a number of seconds", f)
+		}
+		startups = append(startups, n)
+	}
+	return startups
 }
 
 // variant is one set of replays: its rows' label prefix, its change to

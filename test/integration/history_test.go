@@ -2,12 +2,11 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,16 +74,8 @@ func backfillDaily(t *testing.T, from, at time.Time, dataDir string) {
 		fmt.Fprintf(&b, "queue_messages_ready{queue=\"emails\"} 999 %d\n", ts.Unix())
 	}
 	b.WriteString("# EOF\n")
-	file := writeFile(t, "daily.om", b.Bytes())
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+	if err := promtest.Backfill(context.Background(), b.Bytes(), dataDir, promtest.BackfillOptions{}); err != nil {
 		t.Fatal(err)
-	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatalf("promtool (Debian's prometheus package) not found: run hack/install-prometheus.sh: %v", err)
-	}
-	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", file, dataDir).CombinedOutput(); err != nil {
-		t.Fatalf("promtool: %v\n%s", err, out)
 	}
 }
 

@@ -2,12 +2,12 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,19 +156,8 @@ func writeSeries(t *testing.T, start time.Time, dataDir string, series []recorde
 		}
 	}
 	b.WriteString("# EOF\n")
-	file := filepath.Join(t.TempDir(), "history.om")
-	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+	if err := promtest.Backfill(context.Background(), b.Bytes(), dataDir, promtest.BackfillOptions{}); err != nil {
 		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatalf("promtool (Debian's prometheus package) not found: run hack/install-prometheus.sh: %v", err)
-	}
-	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", file, dataDir).CombinedOutput(); err != nil {
-		t.Fatalf("promtool: %v\n%s", err, out)
 	}
 }
 

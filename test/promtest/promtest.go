@@ -12,6 +12,10 @@
 // The binary is Debian's Prometheus 2 (on PATH or at /usr/bin/prometheus;
 // install it with hack/install-prometheus.sh) or, with Options.Prometheus3,
 // Prometheus 3 built by hack/build-tools.sh prometheus3.
+//
+// Backfill writes history (OpenMetrics text with timestamps) into a data
+// directory with promtool before a Server opens it, as an operator
+// backfills; the tests that need history all backfill through it.
 package promtest
 
 import (
