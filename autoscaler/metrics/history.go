@@ -53,7 +53,7 @@ var (
 )
 
 // ErrNoHistory is an answer without any sample.
-var ErrNoHistory = errors.New("no history returned from external metrics API")
+var ErrNoHistory = errors.New("no history returned from the metrics API")
 
 // HistorySelector is selector with the reserved requirements asking for req.
 // A selector that already uses a reserved key is an error.
