@@ -111,9 +111,15 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 // read. source names where it is read from (the cache key's part besides
 // the metric).
 func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector) (forecast.History, error)) (*forecast.History, error) {
-	sel, err := metav1.LabelSelectorAsSelector(m.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("history not read: %w", err)
+	// A metric without a selector reads every series (as its current value
+	// does); LabelSelectorAsSelector would make it a selector of nothing,
+	// which cannot carry the history requirements.
+	sel := labels.Everything()
+	if m.Selector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(m.Selector); err != nil {
+			return nil, fmt.Errorf("history not read: %w", err)
+		}
 	}
 	hkey := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%v\x00%v", key, i, source, m.Name, sel, req.Range, req.Step)
 	now := c.deps.Clock.Now()

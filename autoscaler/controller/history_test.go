@@ -38,20 +38,27 @@ type historyClient struct {
 	value float64
 	err   error
 	reads []string
+	// nothing counts reads the real client would refuse.
+	nothing int
 }
 
 func (c *historyClient) ExternalHistory(_ context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
-	return c.read(ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), req)
+	return c.read(ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
 func (c *historyClient) ObjectHistory(_ context.Context, ns, metric string, ref autoscalingv2.CrossVersionObjectReference, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
-	return c.read(ns+"/"+ref.Kind+"/"+ref.Name+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), req)
+	return c.read(ns+"/"+ref.Kind+"/"+ref.Name+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
-func (c *historyClient) read(what string, req metrics.HistoryRequest) (forecast.History, error) {
+func (c *historyClient) read(what string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads = append(c.reads, what)
+	if _, err := metrics.HistorySelector(sel, req); err != nil {
+		// What the real client refuses (e.g. labels.Nothing()).
+		c.nothing++
+		return forecast.History{}, err
+	}
 	if c.err != nil {
 		return forecast.History{}, c.err
 	}
@@ -214,6 +221,21 @@ func TestForecastOnPodsMetricSaysWhy(t *testing.T) {
 	}
 }
 
+// A metric without a selector reads the history of every series (a
+// selector of nothing could not carry the reserved requirements).
+func TestForecastMetricWithoutSelector(t *testing.T) {
+	f, hc, client := forecastFixture(t, externalMetric("rps", "10"))
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ns/rps{} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
+		t.Fatalf("history reads %q (%d refused), want %q", hc.reads, hc.nothing, want)
+	}
+	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
+		t.Fatalf("Forecasting %+v", c)
+	}
+}
+
 // An Object metric's forecast reads the described object's history with
 // the metric's selector, and floors the proposal like an External one.
 func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
@@ -230,6 +252,9 @@ func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
 	}
 	if want := []string{"ns/Service/api/hits{code=200} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
 		t.Fatalf("history reads %q, want %q", hc.reads, want)
+	}
+	if hc.nothing != 0 {
+		t.Fatalf("%d reads with a selector of nothing", hc.nothing)
 	}
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{10}) {
 		t.Fatalf("scale updates %v, want [10]: the forecast's floor over the reactive 2 (20 over 10 a pod)", got)

@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -54,6 +61,33 @@ func objectBackfill(until time.Time) []byte {
 	}
 	b.WriteString("# EOF\n")
 	return []byte(b.String())
+}
+
+// promCount is the value of the instant query q (one series), 0 when
+// Prometheus does not answer it.
+func promCount(ctx context.Context, promURL, q string) float64 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, promURL+"/api/v1/query?query="+url.QueryEscape(q), nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) != nil || len(body.Data.Result) != 1 {
+		return 0
+	}
+	v, _ := body.Data.Result[0].Value[1].(string)
+	f, _ := strconv.ParseFloat(v, 64)
+	return f
 }
 
 // TestForecastOnObjectMetric: an Autoscaler whose Object metric (a
@@ -100,6 +134,29 @@ func TestForecastOnObjectMetric(t *testing.T) {
 	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: objectApp}, Spec: v1alpha1.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
 	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
+	// The controller reads a history again only every 5 minutes: create the
+	// Autoscaler once Prometheus answers with the backfilled days.
+	if _, err := pollUntil(time.Minute, func(ctx context.Context) bool {
+		return promCount(ctx, c.Prometheus().URL(), "count_over_time("+objectHits+"[4d])") > 4*24*60
+	}); err != nil {
+		t.Fatalf("Prometheus does not answer the backfilled history: %v", err)
+	}
+	// The history as the controller reads it, through kube-apiserver's
+	// aggregation: the backfilled days are there.
+	hc, err := metrics.NewObjectHistoryClient(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hreq := metrics.HistoryRequest{Range: 4*24*time.Hour + time.Hour, Step: time.Minute}
+	h, err := metrics.NewREST(nil, nil, nil).WithObjectHistories(hc, config.DefaultRESTMapper()).ObjectHistory(ctx, ns, objectHits,
+		spec.Metrics[0].Object.DescribedObject, labels.Everything(), hreq)
+	if err != nil {
+		t.Fatalf("object history through kube-apiserver: %v", err)
+	}
+	t.Logf("object history through kube-apiserver: %d points from %s, first %v", len(h.Values), h.Start.Format(time.RFC3339), h.Values[:min(3, len(h.Values))])
+	if time.Since(h.Start) < 4*24*time.Hour || h.Values[0] != objectPast {
+		t.Fatalf("object history through kube-apiserver starts %s with %v, want four days of %g", h.Start, h.Values[:min(3, len(h.Values))], objectPast)
+	}
 	if _, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Create(ctx, a, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create autoscaler: %v", err)
 	}
