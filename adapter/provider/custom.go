@@ -25,6 +25,9 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseHistory(metricSelector, "a request answered with a single value (this server has no history handler installed)"); err != nil {
+		return nil, err
+	}
 	sel, err := rules.ParseSelector(metricSelector)
 	if err != nil {
 		return nil, queryError(ctx, err)
@@ -57,6 +60,9 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	defer func() { p.observe(apiCustom, start, err) }()
 	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseHistory(metricSelector, "a list of objects (* or a label selector)"); err != nil {
 		return nil, err
 	}
 	names, err := p.opts.Lister.Names(ctx, info.GroupResource, namespace, selector)

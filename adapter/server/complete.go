@@ -108,6 +108,9 @@ func (c *Config) Complete() (CompletedConfig, error) {
 		return CompletedConfig{}, err
 	}
 	InstallFilters(apiConfig.GenericConfig)
+	if cc.apis.Custom {
+		InstallObjectHistory(apiConfig.GenericConfig, prov)
+	}
 	if cc.server, err = o.Base.Server(); err != nil {
 		return CompletedConfig{}, err
 	}

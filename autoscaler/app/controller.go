@@ -64,7 +64,11 @@ func (c CompletedConfig) metricsClient(ctx context.Context, mapper *restmapper.D
 	if err != nil {
 		return nil, fmt.Errorf("external metrics client: %w", err)
 	}
-	client := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(cfg, mapper, apis), external)
+	objectHistories, err := metrics.NewObjectHistoryClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("custom metrics history client: %w", err)
+	}
+	client := metrics.NewREST(resources.MetricsV1beta1(), customclient.NewForConfig(cfg, mapper, apis), external).WithObjectHistories(objectHistories, mapper)
 	return metrics.NewDeduplicated(client, c.Options.EffectiveDedupWindow(), clock.RealClock{}), nil
 }
 

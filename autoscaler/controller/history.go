@@ -64,41 +64,70 @@ type historyEntry struct {
 	usedAt  time.Time
 }
 
-// errHistoryExternalOnly is why a Pods or Object metric's forecast has no
-// history in the controller.
-var errHistoryExternalOnly = errors.New("the controller reads histories of External metrics only (docs/forecast.md#history-contract); use an External metric for the forecast, or replay it with ebbflow simulate")
+// errHistoryPods is why a Pods metric's forecast has no history in the
+// controller.
+var errHistoryPods = errors.New("the controller reads histories of External and Object metrics only: a Pods metric's history is the workload's total over pods whose names change, which the custom metrics API cannot ask for (docs/forecast.md#history-contract); use an External metric over the same series for the forecast, or replay it with ebbflow simulate")
 
 // readHistories fills the History of every reading whose metric has a
-// forecast, from the cache or the metrics APIs. A failed read keeps the last
-// good history for HistoryMaxAge; without one, HistoryErr says why and the
-// metric decides reactively (a forecast only ever raises the proposal).
+// forecast, from the cache or the metrics APIs: an External metric's
+// history through external.metrics.k8s.io, an Object metric's (the
+// described object's) through custom.metrics.k8s.io. A failed read keeps the
+// last good history for HistoryMaxAge; without one, HistoryErr says why and
+// the metric decides reactively (a forecast only ever raises the proposal).
 func (c *Controller) readHistories(ctx context.Context, key string, obj *Object, readings []evaluation.Reading) {
 	for i := range readings {
 		if i >= len(obj.Spec.MetricOptions) || obj.Spec.MetricOptions[i].Forecast == nil {
 			continue
 		}
 		r := &readings[i]
-		if r.Spec.Type != autoscalingv2.ExternalMetricSourceType || r.Spec.External == nil {
-			r.HistoryErr = errHistoryExternalOnly
-			continue
+		req := HistoryRequestFor(*obj.Spec.MetricOptions[i].Forecast)
+		ns := obj.Namespace
+		switch {
+		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType && r.Spec.External != nil:
+			m := r.Spec.External.Metric
+			r.History, r.HistoryErr = c.history(ctx, key, i, "External", m, req, func(sel labels.Selector) (forecast.History, error) {
+				hr, ok := c.deps.Metrics.(metrics.HistoryReader)
+				if !ok {
+					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
+				}
+				return hr.ExternalHistory(ctx, ns, m.Name, sel, req)
+			})
+		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType && r.Spec.Object != nil:
+			m, ref := r.Spec.Object.Metric, r.Spec.Object.DescribedObject
+			r.History, r.HistoryErr = c.history(ctx, key, i, "Object\x00"+ref.APIVersion+"\x00"+ref.Kind+"\x00"+ref.Name, m, req, func(sel labels.Selector) (forecast.History, error) {
+				hr, ok := c.deps.Metrics.(metrics.ObjectHistoryReader)
+				if !ok {
+					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read object histories", c.deps.Metrics)
+				}
+				return hr.ObjectHistory(ctx, ns, m.Name, ref, sel, req)
+			})
+		default:
+			r.HistoryErr = errHistoryPods
 		}
-		r.History, r.HistoryErr = c.history(ctx, key, obj.Namespace, i, r.Spec.External.Metric, HistoryRequestFor(*obj.Spec.MetricOptions[i].Forecast))
 	}
 }
 
-// history is metric i's history from the cache, read again when due.
-func (c *Controller) history(ctx context.Context, key, ns string, i int, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest) (*forecast.History, error) {
-	sel, err := metav1.LabelSelectorAsSelector(m.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("history not read: %w", err)
+// history is metric i's history from the cache, read again when due with
+// read. source names where it is read from (the cache key's part besides
+// the metric).
+func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector) (forecast.History, error)) (*forecast.History, error) {
+	// A metric without a selector reads every series (as its current value
+	// does); LabelSelectorAsSelector would make it a selector of nothing,
+	// which cannot carry the history requirements.
+	sel := labels.Everything()
+	if m.Selector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(m.Selector); err != nil {
+			return nil, fmt.Errorf("history not read: %w", err)
+		}
 	}
-	hkey := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%v\x00%v", key, i, m.Name, sel, req.Range, req.Step)
+	hkey := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%v\x00%v", key, i, source, m.Name, sel, req.Range, req.Step)
 	now := c.deps.Clock.Now()
 	e := c.histories.entry(hkey, now)
 	due := e.triedAt.IsZero() || now.Sub(e.triedAt) >= HistoryRefresh || (e.err != nil && now.Sub(e.triedAt) >= HistoryRetry)
 	if due {
 		e.triedAt, e.err = now, nil
-		h, err := c.readHistory(ctx, ns, m.Name, sel, req)
+		h, err := read(sel)
 		if err != nil {
 			e.err = err
 			klog.FromContext(ctx).V(2).Info("Reading a forecast's history failed", "metric", m.Name, "err", err)
@@ -116,14 +145,6 @@ func (c *Controller) history(ctx context.Context, key, ns string, i int, m autos
 		return nil, fmt.Errorf("its history is older than %v", HistoryMaxAge)
 	}
 	return nil, evaluation.ErrNoHistory
-}
-
-func (c *Controller) readHistory(ctx context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
-	hr, ok := c.deps.Metrics.(metrics.HistoryReader)
-	if !ok {
-		return forecast.History{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
-	}
-	return hr.ExternalHistory(ctx, ns, metric, sel, req)
 }
 
 // entry is the cache entry of hkey, created when missing; the cache drops
@@ -173,7 +194,7 @@ func newHistoryMetrics(reg prometheus.Registerer) (*historyMetrics, error) {
 	m := &historyMetrics{reads: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "ebbflow_autoscaler",
 		Name:      "history_reads_total",
-		Help:      "Reads of a forecast metric's history through the external metrics API, by result (success, failure).",
+		Help:      "Reads of a forecast metric's history through the external or custom metrics API, by result (success, failure).",
 	}, []string{"result"})}
 	return m, reg.Register(m.reads)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	core "k8s.io/client-go/testing"
@@ -37,12 +38,27 @@ type historyClient struct {
 	value float64
 	err   error
 	reads []string
+	// nothing counts reads the real client would refuse.
+	nothing int
 }
 
 func (c *historyClient) ExternalHistory(_ context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+	return c.read(ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
+}
+
+func (c *historyClient) ObjectHistory(_ context.Context, ns, metric string, ref autoscalingv2.CrossVersionObjectReference, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+	return c.read(ns+"/"+ref.Kind+"/"+ref.Name+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
+}
+
+func (c *historyClient) read(what string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.reads = append(c.reads, ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String())
+	c.reads = append(c.reads, what)
+	if _, err := metrics.HistorySelector(sel, req); err != nil {
+		// What the real client refuses (e.g. labels.Nothing()).
+		c.nothing++
+		return forecast.History{}, err
+	}
 	if c.err != nil {
 		return forecast.History{}, c.err
 	}
@@ -197,11 +213,67 @@ func TestForecastOnPodsMetricSaysWhy(t *testing.T) {
 		t.Fatalf("%d history reads for a Pods metric", n)
 	}
 	c := lastForecasting(t, client)
-	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "External metrics only") {
+	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "External and Object metrics only") || !strings.Contains(c.Message, "spec.metrics[0].forecast") {
 		t.Fatalf("Forecasting %+v", c)
 	}
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{4}) {
 		t.Fatalf("scale updates %v, want the reactive [4]", got)
+	}
+}
+
+// A metric without a selector reads the history of every series (a
+// selector of nothing could not carry the reserved requirements).
+func TestForecastMetricWithoutSelector(t *testing.T) {
+	f, hc, client := forecastFixture(t, externalMetric("rps", "10"))
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ns/rps{} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
+		t.Fatalf("history reads %q (%d refused), want %q", hc.reads, hc.nothing, want)
+	}
+	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
+		t.Fatalf("Forecasting %+v", c)
+	}
+}
+
+// An Object metric's forecast reads the described object's history with
+// the metric's selector, and floors the proposal like an External one.
+func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
+	q := resource.MustParse("10")
+	m := autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+		DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: "v1", Kind: "Service", Name: "api"},
+		Metric:          autoscalingv2.MetricIdentifier{Name: "hits", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"code": "200"}}},
+		Target:          autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &q},
+	}}
+	f, hc, client := forecastFixture(t, m)
+	f.metrics.Objects = map[string]int64{"Service/api/hits": 20_000}
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ns/Service/api/hits{code=200} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
+		t.Fatalf("history reads %q, want %q", hc.reads, want)
+	}
+	if hc.nothing != 0 {
+		t.Fatalf("%d reads with a selector of nothing", hc.nothing)
+	}
+	if got := f.scaleUpdates(); !slices.Equal(got, []int32{10}) {
+		t.Fatalf("scale updates %v, want [10]: the forecast's floor over the reactive 2 (20 over 10 a pod)", got)
+	}
+	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
+		t.Fatalf("Forecasting %+v", c)
+	}
+	// A failing read: the metric decides alone, and the condition says why.
+	f2, hc2, client2 := forecastFixture(t, m)
+	f2.metrics.Objects = map[string]int64{"Service/api/hits": 20_000}
+	hc2.err = errors.New("adapter down")
+	if _, err := f2.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f2.scaleUpdates(); len(got) != 0 {
+		t.Fatalf("scale updates %v, want none: the reactive 2 is the current count", got)
+	}
+	if c := lastForecasting(t, client2); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "adapter down") {
+		t.Fatalf("Forecasting %+v", c)
 	}
 }
 

@@ -53,7 +53,7 @@ var (
 )
 
 // ErrNoHistory is an answer without any sample.
-var ErrNoHistory = errors.New("no history returned from external metrics API")
+var ErrNoHistory = errors.New("no history returned from the metrics API")
 
 // HistorySelector is selector with the reserved requirements asking for req.
 // A selector that already uses a reserved key is an error.
@@ -67,7 +67,12 @@ func HistorySelector(selector labels.Selector, req HistoryRequest) (labels.Selec
 	if selector == nil {
 		selector = labels.Everything()
 	}
-	reqs, _ := selector.Requirements()
+	reqs, selectable := selector.Requirements()
+	if !selectable {
+		// labels.Nothing(): requirements added to it are dropped, and the
+		// request would silently ask for the current value.
+		return nil, errors.New("a metric selector that selects nothing cannot ask for a history")
+	}
 	for _, r := range reqs {
 		if len(r.Key()) >= len(historyPrefix) && r.Key()[:len(historyPrefix)] == historyPrefix {
 			return nil, fmt.Errorf("metric selector key %q is reserved for histories", r.Key())

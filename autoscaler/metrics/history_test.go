@@ -115,6 +115,7 @@ func TestExternalHistoryErrors(t *testing.T) {
 		want string
 	}{
 		{reserved, metrics.HistoryRequest{Range: time.Hour, Step: time.Minute}, "reserved"},
+		{labels.Nothing(), metrics.HistoryRequest{Range: time.Hour, Step: time.Minute}, "selects nothing"},
 		{nil, metrics.HistoryRequest{Range: time.Minute, Step: time.Hour}, "at least one positive step"},
 		{nil, metrics.HistoryRequest{Range: 30 * 24 * time.Hour, Step: time.Minute}, "more than 11000"},
 	} {

@@ -7,9 +7,11 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
@@ -28,6 +30,10 @@ type REST struct {
 	resource resourceclient.PodMetricsesGetter
 	custom   customclient.CustomMetricsClient
 	external externalclient.ExternalMetricsClient
+	// objectHistories and mapper read object histories (objecthistory.go);
+	// nil until WithObjectHistories.
+	objectHistories rest.Interface
+	mapper          meta.RESTMapper
 }
 
 var _ Client = (*REST)(nil)

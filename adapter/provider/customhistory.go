@@ -1,0 +1,125 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/common/model"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/ebbflow/ebbflow/adapter/rules"
+)
+
+// errHistoryOneObject is why a custom-metrics request for several objects
+// cannot carry the reserved history requirements.
+const errHistoryOneObject = "%s and %s: a custom metric's history is served for one object asked by name " +
+	"(/namespaces/NS/RESOURCE/NAME/METRIC), not for %s"
+
+// refuseHistory is a 400 saying why when metricSelector asks for a history
+// (or uses a reserved key) on a request that cannot answer one; nil otherwise.
+func refuseHistory(metricSelector labels.Selector, what string) error {
+	_, h, err := rules.SplitHistory(metricSelector)
+	if err == nil && h == nil {
+		return nil
+	}
+	msg := fmt.Sprintf(errHistoryOneObject, rules.HistoryRangeLabel, rules.HistoryStepLabel, what)
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	return apierrors.NewBadRequest(msg)
+}
+
+// WantsHistory reports whether metricSelector holds a requirement under the
+// reserved history.ebbflow.dev/ prefix: the request is for ObjectHistory (or
+// is refused with a 400 by it).
+func WantsHistory(metricSelector labels.Selector) bool {
+	_, h, err := rules.SplitHistory(metricSelector)
+	return h != nil || err != nil
+}
+
+// ObjectHistory answers a custom-metrics request for the one object name
+// carrying the reserved history requirements (docs/forecast.md#history-contract):
+// the rule's query rendered for that object with the rest of the metric
+// selector, evaluated as the subquery (<query>)[range:step], one item per
+// sample with its own timestamp. Validation and bounds are the external
+// history's: a bad reserved requirement or an answer of more than
+// rules.MaxHistorySamples samples is a 400, a failing Prometheus a generic
+// 500, an object without samples a 404.
+func (p *Provider) ObjectHistory(ctx context.Context, name types.NamespacedName, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValueList, err error) {
+	start := time.Now()
+	defer func() { p.observe(apiCustom, start, err) }()
+	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	rest, h, err := rules.SplitHistory(metricSelector)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	if h == nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("a history needs both %s and %s", rules.HistoryRangeLabel, rules.HistoryStepLabel))
+	}
+	sel, err := rules.ParseSelector(rest)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	q, err := target.Rule.Custom(rules.CustomRequest{
+		Series: target.Series, Namespace: name.Namespace, Resource: info.GroupResource,
+		Names: []string{name.Name}, MetricSelector: sel,
+	})
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	sq, err := h.Subquery(q.PromQL)
+	if err != nil {
+		return nil, queryError(ctx, err)
+	}
+	m, err := p.queryMatrix(ctx, target.Rule, sq)
+	if err != nil {
+		return nil, err
+	}
+	// Only the series of the object asked (as GetMetricByName keeps only its
+	// sample); a query returning several series for it gives them all.
+	mine := m[:0:0]
+	n := 0
+	for _, s := range m {
+		if string(s.Metric[model.LabelName(q.Label)]) == name.Name {
+			mine = append(mine, s)
+			n += len(s.Values)
+		}
+	}
+	if n > rules.MaxHistorySamples {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("history of %s: %d series with %d samples exceed %d; narrow the metric selector or lengthen %s",
+			info.Metric, len(mine), n, rules.MaxHistorySamples, rules.HistoryStepLabel))
+	}
+	dropNaN := p.dropNaN(target.Rule)
+	items := make([]custom_metrics.MetricValue, 0, n)
+	var proto *custom_metrics.MetricValue
+	for _, s := range mine {
+		for _, pt := range s.Values {
+			if !usable(pt.Value, dropNaN) {
+				continue
+			}
+			sv := toSample(&model.Sample{Value: pt.Value, Timestamp: pt.Timestamp})
+			if proto == nil {
+				if proto, err = p.metricValue(name, info, sel, sv); err != nil {
+					return nil, err
+				}
+			}
+			v := *proto
+			v.Timestamp = metav1.NewTime(pt.Timestamp.Time())
+			v.Value = sv.quantity()
+			items = append(items, v)
+		}
+	}
+	if len(items) == 0 {
+		return nil, provider.NewMetricNotFoundForError(info.GroupResource, info.Metric, name.Name)
+	}
+	return &custom_metrics.MetricValueList{Items: items}, nil
+}
