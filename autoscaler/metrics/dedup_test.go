@@ -137,7 +137,11 @@ func TestDeduplicatedWaiterCancelled(t *testing.T) {
 	f := &fake.Client{Pods: map[string]replicas.Samples{"qps": {"p": {Value: 3}}}, Delay: 200 * time.Millisecond}
 	d := metrics.NewDeduplicated(f, time.Minute, clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
 	go func() { _ = pods("ns", "qps", "web", nil)(context.Background(), d) }()
-	time.Sleep(20 * time.Millisecond)
+	// The first call is in flight (the fake counts a call before its delay),
+	// so the second one waits for it, whatever the machine's load.
+	for f.Calls() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if err := pods("ns", "qps", "web", nil)(ctx, d); !errors.Is(err, context.DeadlineExceeded) {
