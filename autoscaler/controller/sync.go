@@ -80,19 +80,17 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	in := evaluation.Input{
 		Spec: obj.Spec, Settings: c.settings(), Namespace: obj.Namespace, Target: targetName(obj),
 		Generation: obj.Generation, Status: obj.Status, ProportionalStatus: obj.ProportionalStatus,
-		ScaleEvents: obj.ScaleEvents, History: hist,
+		ScaleEvents: obj.ScaleEvents, Now: c.deps.Clock.Now(), History: hist,
 	}
 	for _, w := range obj.Warnings {
 		in.Warnings = append(in.Warnings, evaluation.Event{Type: corev1.EventTypeWarning, Reason: "InvalidAnnotation", Message: w})
 	}
-	scale := c.observe(ctx, key, obj, &in)
-	// The decision is taken when its observation is complete: no sample it
-	// read is newer than it (a sample's age is never negative), and the
-	// staleness and fallback ages count up to it.
-	in.Now = in.ReadAt
 	if fresh {
 		restoreScaleEvents(&in, obj.ScaleEventsField)
 	}
+	// observe sets in.ReadAt, when it completed: the decision's time (no
+	// sample it read is newer than the decision).
+	scale := c.observe(ctx, key, obj, &in)
 	res := evaluation.Evaluate(in)
 	if len(obj.Spec.Schedules) > 0 {
 		c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, in.Now, c.cfg.SyncPeriod))

@@ -53,10 +53,12 @@ type Input struct {
 	// Proportional has one entry per Spec.Proportional entry when
 	// ReadsMetrics.
 	Proportional []ProportionalReading
-	// Now is the decision's time: the controller passes when its observation
-	// completed, so that no sample read is newer than the decision. ReadAt is
-	// when the metrics were read (upstream reads the clock again before
-	// normalizing; zero: Now).
+	// Now is when the evaluation started (the history is seeded then, as
+	// upstream's reconcile does; conditions change then). ReadAt is when the
+	// observation completed (zero: Now): the decision's time, that of its
+	// record, so that no sample read is newer than the decision; upstream
+	// reads the clock again before normalizing, and the proposal extensions'
+	// ages count up to it.
 	Now, ReadAt time.Time
 	// History is what the autoscaler carries from one evaluation to the
 	// next; Evaluate and Written update it (required).
