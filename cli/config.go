@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	naming "github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
@@ -68,7 +68,7 @@ Without it, backend names are only checked for their form and a note says so.`,
 func namedBackends(cfg *config.Config) []string {
 	var out []string
 	add := func(name string) {
-		if name = naming.BackendName(name); name != "" && !slices.Contains(out, name) {
+		if name = rules.BackendName(name); name != "" && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}
@@ -127,7 +127,7 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 	matched := false
 	for _, r := range set.Rules {
 		list := "rules"
-		if r.Kind() == naming.External {
+		if r.Kind() == rules.External {
 			list = "externalRules"
 		}
 		if !SeriesQuerySelects(r.SeriesQuery(), s) {
@@ -143,7 +143,7 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 			fmt.Fprintf(w, " (backend %q)", r.Backend())
 		}
 		fmt.Fprintln(w)
-		if r.Kind() == naming.External {
+		if r.Kind() == rules.External {
 			ns := s.Labels["namespace"]
 			q, err := r.ExternalQuery(s.Name, ns, nil)
 			printQuery(w, "    external, namespace "+quoteOrNone(ns), q, err)
@@ -156,7 +156,7 @@ func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
 	}
 }
 
-func renderCustom(w io.Writer, r *naming.Rule, s Series) {
+func renderCustom(w io.Writer, r *rules.Rule, s Series) {
 	names := make([]string, 0, len(s.Labels))
 	for k := range s.Labels {
 		names = append(names, k)
@@ -174,7 +174,7 @@ func renderCustom(w io.Writer, r *naming.Rule, s Series) {
 			fmt.Fprintf(w, "    %s: %v\n", gr, err)
 			continue
 		}
-		req := naming.CustomRequest{Series: s.Name, Resource: gr, Names: []string{s.Labels[label]}}
+		req := rules.CustomRequest{Series: s.Name, Resource: gr, Names: []string{s.Labels[label]}}
 		if namespaced && gr != nsGR {
 			req.Namespace = s.Labels[nsLabel]
 		}

@@ -14,16 +14,19 @@
 //
 // Layout: controller.go (Controller, New, Run, workers, informer handlers,
 // due times for the lag metric), sync.go (one evaluation top to bottom, the
-// per-key history and the resource version of the last write), observe.go
-// (the reads, bounded in concurrency), backend.go and autoscaler.go (the
-// kinds), pods.go (pod label index, ambiguous selector detection),
-// cluster.go (nodes and ConfigMaps of ClusterProportional metrics),
-// selfmetrics.go (the controller's Prometheus metrics).
+// per-key history, the resource version of the last write and the period
+// after which the key is due again), observe.go (the reads, bounded in
+// concurrency), backend.go and autoscaler.go (the kinds), pods.go (pod label
+// index, ambiguous selector detection), cluster.go (nodes and ConfigMaps of
+// ClusterProportional metrics), history.go (the forecasts' histories, read
+// only for a spec with a forecast), selfmetrics.go (the controller's
+// Prometheus metrics).
 //
 // Each object is evaluated once per sync period (its spec.syncPeriodSeconds,
-// else --horizontal-pod-autoscaler-sync-period; period.go); its history lives in
-// memory (the scale events are also stored on the object, for a takeover)
-// and is dropped when the object is deleted.
+// else --horizontal-pod-autoscaler-sync-period; sooner when a schedule's
+// floor changes); its history lives in memory (the scale events are also
+// stored on the object, for a takeover) and is dropped when the object is
+// deleted.
 package controller
 
 import (

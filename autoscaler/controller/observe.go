@@ -21,12 +21,14 @@ import (
 // observe reads everything the evaluation decides from into in: the scale
 // (or why it could not be read), and when evaluation.ReadsMetrics says so
 // the pods its selector matches, every metric's values and the cluster's
-// size for ClusterProportional metrics. It returns the scale read (nil when
-// none). Problems are recorded in in, never returned.
+// size for ClusterProportional metrics; in.ReadAt is when it completed. It
+// returns the scale read (nil when none). Problems are recorded in in, never
+// returned.
 func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *evaluation.Input) *targetScale {
 	ts, scaleErr := c.getScale(ctx, obj)
 	if scaleErr != nil {
 		in.ScaleErr, in.ScaleCause = scaleErr, scaleErr.cause
+		in.ReadAt = c.deps.Clock.Now()
 		return nil
 	}
 	in.Scale = evaluation.Scale{SpecReplicas: ts.scale.Spec.Replicas, StatusReplicas: ts.scale.Status.Replicas}
@@ -42,11 +44,13 @@ func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *e
 		// No answer older than the autoscaler's own sync period is reused
 		// (docs/features.md#per-autoscaler-sync-period).
 		readCtx := ctx
-		if period := obj.Spec.NextEvaluation(&evaluation.Floor{}, in.Now, c.cfg.SyncPeriod); period > 0 {
+		if period := obj.Spec.Period(c.cfg.SyncPeriod); period > 0 {
 			readCtx = metrics.WithMaxAge(ctx, period)
 		}
 		in.Readings = c.readMetrics(readCtx, obj, sel)
-		c.readHistories(ctx, key, obj, in.Readings)
+		if obj.Spec.HasForecast() {
+			c.readHistories(ctx, key, obj, in.Readings)
+		}
 		in.Proportional = c.observeProportional(key, obj)
 	}
 	in.ReadAt = c.deps.Clock.Now()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -76,11 +77,10 @@ func (c *Controller) forget(key string) {
 // the events and writes the status, record and scale events once.
 func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *Object) error {
 	hist, fresh := c.state.get(key)
-	now := c.deps.Clock.Now()
 	in := evaluation.Input{
 		Spec: obj.Spec, Settings: c.settings(), Namespace: obj.Namespace, Target: targetName(obj),
 		Generation: obj.Generation, Status: obj.Status, ProportionalStatus: obj.ProportionalStatus,
-		ScaleEvents: obj.ScaleEvents, Now: now, History: hist,
+		ScaleEvents: obj.ScaleEvents, Now: c.deps.Clock.Now(), History: hist,
 	}
 	for _, w := range obj.Warnings {
 		in.Warnings = append(in.Warnings, evaluation.Event{Type: corev1.EventTypeWarning, Reason: "InvalidAnnotation", Message: w})
@@ -88,9 +88,15 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	if fresh {
 		restoreScaleEvents(&in, obj.ScaleEventsField)
 	}
+	// observe sets in.ReadAt, when it completed: the decision's time (no
+	// sample it read is newer than the decision).
 	scale := c.observe(ctx, key, obj, &in)
 	res := evaluation.Evaluate(in)
-	c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, now, c.cfg.SyncPeriod))
+	if len(obj.Spec.Schedules) > 0 {
+		c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, in.Now, c.cfg.SyncPeriod))
+	} else {
+		c.periods.set(key, obj.Spec.Period(c.cfg.SyncPeriod))
+	}
 	if res.Write {
 		res.Written(c.act(ctx, obj, scale, &res), c.deps.Clock.Now())
 	}
@@ -168,7 +174,11 @@ func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Ob
 	m.fallback(key, res.FallbackActive)
 	m.scheduleFloor(key, len(obj.Spec.Schedules) > 0, res.Floor.Replicas)
 	m.replicas(key, res.Direction() != "", res.Status.CurrentReplicas, res.Status.DesiredReplicas)
-	m.forecast(key, res.Forecasts())
+	var forecasts []evaluation.ForecastFigure
+	if obj.Spec.HasForecast() {
+		forecasts = res.Forecasts()
+	}
+	m.forecast(key, forecasts)
 	for _, e := range res.Events {
 		c.deps.Recorder.Event(obj.Source, e.Type, e.Reason, e.Message)
 	}
@@ -255,8 +265,8 @@ func (c *Controller) getScale(ctx context.Context, obj *Object) (*targetScale, *
 }
 
 // What the controller remembers per key: the history an autoscaler carries
-// between evaluations (stateStore) and the resource version of its last
-// write (writeTracker).
+// between evaluations (stateStore), the resource version of its last write
+// (writeTracker) and when it is due again (periods).
 
 // stateStore maps queue keys to histories. A history is used by one
 // reconcile at a time (the queue never hands a key to two workers), so its
@@ -344,4 +354,37 @@ func (w *writeTracker) forget(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.rv, key)
+}
+
+// periods remembers, per key, how long after its evaluation an object is
+// evaluated again (evaluation.Spec.NextEvaluation: its own sync period,
+// shortened when a schedule's floor changes sooner). A key never evaluated
+// waits the controller's period.
+type periods struct {
+	mu sync.Mutex
+	m  map[string]time.Duration
+}
+
+func newPeriods() *periods { return &periods{m: map[string]time.Duration{}} }
+
+func (p *periods) set(key string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[key] = d
+}
+
+// of returns key's wait, def when it has none yet.
+func (p *periods) of(key string, def time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d, ok := p.m[key]; ok {
+		return d
+	}
+	return def
+}
+
+func (p *periods) forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, key)
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -11,11 +12,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	core "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	metricsfake "github.com/ebbflow/ebbflow/autoscaler/metrics/fake"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -342,5 +346,47 @@ func TestSyncWaitsForOwnWrite(t *testing.T) {
 	f.seedHPA(written)
 	if _, err := f.sync(hpaKey); err != nil {
 		t.Fatalf("sync after the cache caught up: %v", err)
+	}
+}
+
+// steppingMetrics is a metrics client whose reads take a second of the
+// fake clock and answer with a sample taken at the end of the read.
+type steppingMetrics struct {
+	*metricsfake.Client
+	clock *clocktesting.FakeClock
+}
+
+func (m steppingMetrics) PodMetric(ctx context.Context, ns, metric string, pods, sel labels.Selector) (replicas.Samples, time.Time, error) {
+	m.clock.Step(time.Second)
+	s, _, err := m.Client.PodMetric(ctx, ns, metric, pods, sel)
+	return s, m.clock.Now(), err
+}
+
+// The decision's time is when its observation completed: a sample read
+// during the observation is never newer than the decision (explain showed
+// a sample age of -1s when the decision took the time it started).
+func TestDecisionTimeAfterObservation(t *testing.T) {
+	f := newFixture(t)
+	webHPA(f, nil)
+	f.deps = func(d *Deps) { d.Metrics = steppingMetrics{Client: f.metrics, clock: f.clock} }
+	f.build()
+	if _, err := f.sync(hpaKey); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	recs := f.decisionPatches()
+	if len(recs) != 1 || len(recs[0].Metrics) != 1 || recs[0].Metrics[0].Timestamp == nil {
+		t.Fatalf("records = %+v, want one with one metric and its timestamp", recs)
+	}
+	rec := recs[0]
+	sample := rec.Metrics[0].Timestamp.Time
+	if !sample.Equal(start.Add(time.Second)) {
+		t.Fatalf("sample timestamp = %v, want %v (read a second after the start)", sample, start.Add(time.Second))
+	}
+	if age := rec.Time.Sub(sample); age < 0 {
+		t.Errorf("decision at %v, sample at %v: age %v, want >= 0", rec.Time.Time, sample, age)
+	}
+	st := f.statusUpdates()
+	if len(st) != 1 || st[0].Status.LastScaleTime == nil || st[0].Status.LastScaleTime.Before(&metav1.Time{Time: sample}) {
+		t.Errorf("status updates %+v: want one whose last scale time is not before the sample", st)
 	}
 }

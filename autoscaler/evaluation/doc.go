@@ -36,8 +36,11 @@
 //     the clock; withFloor) raises that proposal, so a rise follows the
 //     scale-up behavior and the release at a schedule's end the scale-down
 //     one. schedule.go also says when the autoscaler is next due
-//     (Spec.NextEvaluation: spec.syncPeriodSeconds, sooner at a floor's
-//     change). With none set the decision is upstream's.
+//     (Spec.NextEvaluation: Spec.Period, spec.syncPeriodSeconds, sooner at
+//     a floor's change). With none set the decision is upstream's, and no
+//     extension's file is entered: compute calls each behind what the spec
+//     sets (input.go: Spec.HasForecast, hasProposalExtension; schedules;
+//     paused and dry-run, or their condition still in the status).
 //  5. Write and after (evaluation.go: Result.Write, Written): the
 //     conditions and event upstream sets after a rescale, the scale event
 //     the behavior policies count (input.go: History, what an autoscaler
@@ -45,7 +48,10 @@
 //  6. Status and record (evaluation.go, record.go): the status rebuilt as
 //     upstream's setStatus; the decision record (record.go: building it, its
 //     signature — the controller stores the record only when its outcome
-//     changes — and its JSON; record_steps.go: its metrics and steps).
+//     changes — and its JSON; record_steps.go: its metrics and steps). The
+//     record's time is Input.ReadAt, when the observation completed, so no
+//     sample it shows is newer than the decision; Input.Now, when the
+//     evaluation started, seeds the history as upstream's reconcile does.
 //
 // Everything here is pure: values in, values out, time passed in; only
 // Input.History is updated in place.

@@ -171,8 +171,12 @@ func (r *Result) compute() {
 	h.Seed(in.Scale.SpecReplicas, in.Now)
 	bounds := boundsOf(in)
 	gate := Check(bounds)
-	extIn := proposalInputOf(in)
-	r.Floor = ActiveFloor(in.Spec.Schedules, bounds.MinReplicas, in.Now)
+	// An extension the spec does not set is not entered: each one's file is
+	// called only behind its guard, so an evaluation without any runs
+	// upstream's steps alone.
+	if len(in.Spec.Schedules) > 0 {
+		r.Floor = ActiveFloor(in.Spec.Schedules, bounds.MinReplicas, in.Now)
+	}
 	din := decideInput{
 		Bounds: bounds, Gate: &gate,
 		Normalize: behavior.Request{
@@ -190,7 +194,7 @@ func (r *Result) compute() {
 			r.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, se.ConditionReason, se.ConditionMessage), in.Now)
 		}
 		r.Decision = Decision{Gate: gate, Failed: true, Desired: bounds.CurrentReplicas, Err: in.InputsErr}
-		r.ext.State = extIn.State
+		r.ext.State = in.History.Extensions
 	case gate.Action == ComputeMetrics:
 		var extra []Proposal
 		var recs []Metric
@@ -199,22 +203,33 @@ func (r *Result) compute() {
 		}
 		din.Proposals = r.propose(extra)
 		r.Metrics = append(r.Metrics, recs...)
-		if extIn.Wanted() {
+		if in.Spec.hasProposalExtension() {
+			extIn := proposalInputOf(in)
 			extIn.Metrics = metricStates(r.Metrics[:len(in.Readings)], extIn.Metrics)
 			r.ext = applyProposalExtensions(extIn)
 			din.Override = r.ext.Override
 		}
-		r.applyForecasts(&din)
-		din.Override = withFloor(din.Override, r.Floor, bounds.CurrentReplicas)
+		if in.Spec.HasForecast() {
+			r.applyForecasts(&din)
+		}
+		if r.Floor.Replicas > 0 {
+			din.Override = withFloor(din.Override, r.Floor, bounds.CurrentReplicas)
+		}
 		r.Decision = decide(din)
 	default:
-		r.ext.State = extIn.State
+		r.ext.State = in.History.Extensions
 		r.Decision = decide(din)
 	}
 	h.Keep(r.Decision, r.ext.State)
 	d := r.Decision
-	r.holds = applyHolds(holdInput{Spec: in.Spec.Extensions, CurrentReplicas: bounds.CurrentReplicas,
-		Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed})
+	hin := holdInput{Spec: in.Spec.Extensions, CurrentReplicas: bounds.CurrentReplicas,
+		Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed}
+	if in.Spec.Extensions.Paused || in.Spec.Extensions.DryRun ||
+		hasCondition(r.Status, ConditionPaused) || hasCondition(r.Status, ConditionDryRun) {
+		r.holds = applyHolds(hin)
+	} else {
+		r.holds = unheld(hin)
+	}
 	r.Write, r.Desired = r.holds.Write, r.holds.Desired
 	for _, m := range r.Metrics[:min(len(r.Metrics), len(in.Readings))] {
 		if p := m.Evaluated.Proposal; p.Err != nil {
@@ -228,7 +243,17 @@ func (r *Result) compute() {
 		r.set(d.Outcome.AbleToScale, in.Now)
 		r.set(d.Outcome.ScalingLimited, in.Now)
 	}
-	r.scheduleCondition(&r.Floor)
+	if len(in.Spec.Schedules) > 0 || hasCondition(r.Status, ConditionSchedule) {
+		r.scheduleCondition(&r.Floor)
+	}
+}
+
+// unheld is the write of a decision no extension holds back: a rescale is
+// written (extensions.go: applyHolds starts from it).
+func unheld(in holdInput) held {
+	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
+	r.Write = r.Rescale
+	return r
 }
 
 // finish is the last step: the extensions' conditions and events, the

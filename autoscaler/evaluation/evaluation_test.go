@@ -236,3 +236,27 @@ func TestFromAutoscaler(t *testing.T) {
 		t.Errorf("proportional %+v", s.Proportional)
 	}
 }
+
+// The record's time is when the observation completed (ReadAt), so a
+// sample read during the observation is never newer than the decision;
+// without ReadAt it is Now.
+func TestRecordTimeIsReadAt(t *testing.T) {
+	var h History
+	rd := external(60_000)
+	rd.Timestamp = start.Add(2 * time.Second) // read after the evaluation started
+	in := input(&h, 2, rd)
+	in.ReadAt = start.Add(3 * time.Second)
+	res := Evaluate(in)
+	rec := res.Record()
+	if !rec.Time.Time.Equal(in.ReadAt) {
+		t.Errorf("record time %v, want ReadAt %v", rec.Time.Time, in.ReadAt)
+	}
+	if len(rec.Metrics) != 1 || rec.Metrics[0].Timestamp == nil || rec.Time.Before(rec.Metrics[0].Timestamp) {
+		t.Errorf("record metrics %+v at %v: want one sample not newer than the decision", rec.Metrics, rec.Time)
+	}
+	var h2 History
+	in = input(&h2, 2, external(60_000))
+	if res := Evaluate(in); !res.Record().Time.Time.Equal(start) {
+		t.Errorf("without ReadAt the record time is %v, want Now %v", res.Record().Time.Time, start)
+	}
+}

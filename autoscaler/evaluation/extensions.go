@@ -119,8 +119,7 @@ type held struct {
 
 // applyHolds runs the extensions in order (see the package doc). It is pure.
 func applyHolds(in holdInput) held {
-	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
-	r.Write = r.Rescale
+	r := unheld(in)
 	paused(in, &r)
 	dryRun(in, &r)
 	return r

@@ -201,23 +201,12 @@ func forecastCondition(fs []forecastOutcome) autoscalingv2.HorizontalPodAutoscal
 }
 
 // applyForecasts computes the forecasts, floors din's proposal by them and
-// reports their condition (compute calls it once the proposals are known).
+// reports their condition (compute calls it once the proposals are known,
+// when the spec has a forecast).
 func (r *Result) applyForecasts(din *decideInput) {
-	if !r.in.Spec.hasForecast() {
-		return
-	}
 	r.forecastOutcomes = r.forecasts()
 	din.Override = floorByForecast(r.forecastOutcomes, din.Override)
 	r.set(forecastCondition(r.forecastOutcomes), r.in.Now)
-}
-
-func (s *Spec) hasForecast() bool {
-	for _, o := range s.MetricOptions {
-		if o.Forecast != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // forecastSteps are the record's Forecast steps of the forecasts that did

@@ -53,8 +53,12 @@ type Input struct {
 	// Proportional has one entry per Spec.Proportional entry when
 	// ReadsMetrics.
 	Proportional []ProportionalReading
-	// Now is when the evaluation started; ReadAt when the metrics were read
-	// (upstream reads the clock again before normalizing; zero: Now).
+	// Now is when the evaluation started (the history is seeded then, as
+	// upstream's reconcile does; conditions change then). ReadAt is when the
+	// observation completed (zero: Now): the decision's time, that of its
+	// record, so that no sample read is newer than the decision; upstream
+	// reads the clock again before normalizing, and the proposal extensions'
+	// ages count up to it.
 	Now, ReadAt time.Time
 	// History is what the autoscaler carries from one evaluation to the
 	// next; Evaluate and Written update it (required).
@@ -117,6 +121,44 @@ func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
 		Schedules:     compileSchedules(spec),
 		SyncPeriod:    syncPeriodOf(spec),
 	}
+}
+
+// What a spec sets, so that an evaluation enters an extension's file only
+// when the spec calls for it.
+
+// HasForecast reports whether a metric of s has a forecast (forecast.go).
+func (s *Spec) HasForecast() bool {
+	for _, o := range s.MetricOptions {
+		if o.Forecast != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hasProposalExtension reports whether s sets an extension that acts on
+// the proposal (fallback_activation.go): a fallback, or a metric's
+// activation.
+func (s *Spec) hasProposalExtension() bool {
+	if s.Extensions.Fallback != nil {
+		return true
+	}
+	for _, o := range s.MetricOptions {
+		if o.Activation != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Period is how long after an evaluation the autoscaler is due again
+// without a schedule: its own sync period, else global (the controller's).
+// Spec.NextEvaluation shortens it for a schedule's floor.
+func (s *Spec) Period(global time.Duration) time.Duration {
+	if s.SyncPeriod > 0 {
+		return s.SyncPeriod
+	}
+	return global
 }
 
 // Extensions reads the extensions an Autoscaler's spec sets, with their

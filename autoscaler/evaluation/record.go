@@ -125,7 +125,7 @@ func (r *Result) Record() v1alpha1.DecisionRecord { return buildRecord(r.recordI
 func (r *Result) recordInput() recordInput {
 	in := &r.in
 	ri := recordInput{
-		Now:             in.Now,
+		Now:             in.ReadAt,
 		CurrentReplicas: in.Scale.SpecReplicas,
 		Behavior:        in.Spec.HPA.Behavior,
 		Metrics:         r.Metrics,

@@ -48,12 +48,12 @@ func steps(in recordInput, messages bool) []v1alpha1.DecisionStep {
 		}
 		add(ov.Stage, max(d.Aggregate.Replicas, 0), to, ov.Message)
 	}
-	if d.Aggregate != nil {
+	if d.Aggregate != nil && len(in.Forecasts) > 0 {
 		for _, s := range forecastSteps(in.Forecasts, d, max(d.Aggregate.Replicas, 0)) {
 			add(s.Stage, s.From, s.To, s.Message)
 		}
 	}
-	if floorUnused(in.Floor, &d) {
+	if in.Floor != nil && in.Floor.Replicas > 0 && floorUnused(in.Floor, &d) {
 		p := max(d.Aggregate.Replicas, 0)
 		add(StageSchedule, p, p, in.Floor.message()+": not above what the metrics decide")
 	}

@@ -102,10 +102,7 @@ const MinRequeue = time.Second
 // under a long period. The controller requeues with it and `ebbflow simulate`
 // steps with it.
 func (s *Spec) NextEvaluation(f *Floor, now time.Time, global time.Duration) time.Duration {
-	d := global
-	if s.SyncPeriod > 0 {
-		d = s.SyncPeriod
-	}
+	d := s.Period(global)
 	if !f.NextChange.IsZero() {
 		d = min(d, max(f.NextChange.Sub(now), MinRequeue))
 	}

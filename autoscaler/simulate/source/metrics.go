@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	adapterprovider "github.com/ebbflow/ebbflow/adapter/provider"
-	naming "github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
@@ -82,7 +83,7 @@ func (r *Reader) readPods(ctx context.Context, src *autoscalingv2.PodsMetricSour
 	if err != nil {
 		return err
 	}
-	query, err := t.Rule.CustomQuery(naming.CustomRequest{Series: t.Series, Namespace: q.Namespace, Resource: podsResource, MetricSelector: sel})
+	query, err := t.Rule.CustomQuery(rules.CustomRequest{Series: t.Series, Namespace: q.Namespace, Resource: podsResource, MetricSelector: sel})
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (r *Reader) readObject(ctx context.Context, src *autoscalingv2.ObjectMetric
 	if err != nil {
 		return err
 	}
-	query, err := t.Rule.CustomQuery(naming.CustomRequest{Series: t.Series, Namespace: ns, Resource: gr, Names: []string{name}, MetricSelector: sel})
+	query, err := t.Rule.CustomQuery(rules.CustomRequest{Series: t.Series, Namespace: ns, Resource: gr, Names: []string{name}, MetricSelector: sel})
 	if err != nil {
 		return err
 	}
@@ -125,14 +126,15 @@ func (r *Reader) readObject(ctx context.Context, src *autoscalingv2.ObjectMetric
 
 func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMetricSource, q Query, out []int64) error {
 	metric := src.Metric.Name
-	if err := r.served(naming.External, metric); err != nil {
+	if err := r.served(rules.External, metric); err != nil {
 		return err
 	}
-	t, ok := r.disc.Registry().External(metric)
-	if !ok && !r.discoverExternal(ctx, metric) {
-		return r.notFound(naming.External)
+	lctx, cancel := r.requestContext(ctx)
+	t, err := r.disc.LookupExternal(lctx, metric)
+	cancel()
+	if err != nil {
+		return r.lookupError(rules.External, err)
 	}
-	t, _ = r.disc.Registry().External(metric)
 	sel, err := selector(src.Metric.Selector)
 	if err != nil {
 		return err
@@ -150,7 +152,7 @@ func (r *Reader) readExternal(ctx context.Context, src *autoscalingv2.ExternalMe
 // sumBy sums, per step, the values of the series whose label value keep
 // accepts; of several series with the same label value the first counts, as
 // in the adapter's answer.
-func (r *Reader) sumBy(ctx context.Context, query string, rule *naming.Rule, label string, keep func(string) bool, out []int64) error {
+func (r *Reader) sumBy(ctx context.Context, query string, rule *rules.Rule, label string, keep func(string) bool, out []int64) error {
 	drop := adapterprovider.DropNaN(rule, r.opts.NaNValues)
 	owner := map[string]int{}
 	return r.rangeQuery(ctx, rule.Backend(), query, func(series int, lbls map[string]string, i int, v float64) {
@@ -175,43 +177,36 @@ func add(out []int64, i int, v float64, drop bool) {
 	addMilli(out, i, m)
 }
 
-// custom finds the rule and series serving a custom metric on gr.
+// custom finds the rule and series serving a custom metric on gr: the
+// adapter's own lookup (discovery.LookupCustom: check, normalize, look up,
+// discover on a miss), bounded by Options.Timeout.
 func (r *Reader) custom(ctx context.Context, metric string, gr schema.GroupResource) (discovery.Target, error) {
-	if err := r.served(naming.Custom, metric); err != nil {
+	if err := r.served(rules.Custom, metric); err != nil {
 		return discovery.Target{}, err
 	}
-	info, _, err := provider.CustomMetricInfo{GroupResource: gr, Namespaced: true, Metric: metric}.Normalized(r.opts.Mapper)
+	info := provider.CustomMetricInfo{GroupResource: gr, Metric: metric,
+		Namespaced: discovery.MapperScope{Mapper: r.opts.Mapper}.Namespaced(gr)}
+	ctx, cancel := r.requestContext(ctx)
+	defer cancel()
+	_, t, err := r.disc.LookupCustom(ctx, info)
 	if err != nil {
-		return discovery.Target{}, err
+		return discovery.Target{}, r.lookupError(rules.Custom, err)
 	}
-	info.Namespaced = discovery.MapperScope{Mapper: r.opts.Mapper}.Namespaced(info.GroupResource)
-	if t, ok := r.disc.Registry().Custom(info); ok {
-		return t, nil
-	}
-	if !r.discoverCustom(ctx, info) {
-		return discovery.Target{}, r.notFound(naming.Custom)
-	}
-	t, _ := r.disc.Registry().Custom(info)
 	return t, nil
 }
 
-// discoverCustom and discoverExternal run the adapter's on-demand discovery
-// of one metric, bounded by Options.Timeout.
-func (r *Reader) discoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
-	ctx, cancel := r.requestContext(ctx)
-	defer cancel()
-	return r.disc.DiscoverCustom(ctx, info)
-}
-
-func (r *Reader) discoverExternal(ctx context.Context, metric string) bool {
-	ctx, cancel := r.requestContext(ctx)
-	defer cancel()
-	return r.disc.DiscoverExternal(ctx, metric)
+// lookupError words a failed lookup: a metric nothing serves is named
+// with the range searched.
+func (r *Reader) lookupError(kind rules.Kind, err error) error {
+	if apierrors.IsNotFound(err) {
+		return r.notFound(kind)
+	}
+	return err
 }
 
 // served fails when no rule of the file could name metric.
-func (r *Reader) served(kind naming.Kind, metric string) error {
-	if err := naming.CheckMetricName(metric); err != nil {
+func (r *Reader) served(kind rules.Kind, metric string) error {
+	if err := rules.CheckMetricName(metric); err != nil {
 		return err
 	}
 	for _, rule := range r.opts.Rules.Rules {
@@ -222,14 +217,14 @@ func (r *Reader) served(kind naming.Kind, metric string) error {
 	return fmt.Errorf("no rule in the rule file's %s can serve it", section(kind))
 }
 
-func section(kind naming.Kind) string {
-	if kind == naming.External {
+func section(kind rules.Kind) string {
+	if kind == rules.External {
 		return "externalRules"
 	}
 	return "rules"
 }
 
-func (r *Reader) notFound(kind naming.Kind) error {
+func (r *Reader) notFound(kind rules.Kind) error {
 	return fmt.Errorf("no rule in the rule file's %s serves it from the series Prometheus holds between %s and %s", section(kind),
 		r.opts.Range.Start.Add(-r.opts.Lookback).UTC().Format("2006-01-02T15:04:05Z"), r.opts.Range.End.UTC().Format("2006-01-02T15:04:05Z"))
 }

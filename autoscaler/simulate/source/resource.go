@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	adapterprovider "github.com/ebbflow/ebbflow/adapter/provider"
-	naming "github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 
@@ -34,20 +34,20 @@ func (r *Reader) ResourceWindow() time.Duration {
 // container; per pod the sum of its containers (only container, when set:
 // ContainerResource), as the controller sums them.
 func (r *Reader) readResource(ctx context.Context, name corev1.ResourceName, container string, q Query, out []int64) error {
-	rules := r.opts.Rules.Resource
-	if rules == nil {
+	resourceRules := r.opts.Rules.Resource
+	if resourceRules == nil {
 		return errors.New("the rule file has no resourceRules, which serve cpu and memory")
 	}
-	var rule naming.ResourceRule
+	var rule rules.ResourceRule
 	switch name {
 	case corev1.ResourceCPU:
-		rule = rules.CPU
+		rule = resourceRules.CPU
 	case corev1.ResourceMemory:
-		rule = rules.Memory
+		rule = resourceRules.Memory
 	default:
 		return fmt.Errorf("resourceRules serve cpu and memory, not %s", name)
 	}
-	query, err := rule.Container.Render(naming.ResourceRequest{
+	query, err := rule.Container.Render(rules.ResourceRequest{
 		Resource: podsResource, Namespace: q.Namespace, ExtraGroupBy: []string{rule.ContainerLabel},
 	})
 	if err != nil {

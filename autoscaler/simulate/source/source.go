@@ -1,6 +1,6 @@
 // Package source reads the history of an autoscaler's metrics from
 // Prometheus as ebbflow-adapter would have served it at each step: the same
-// rules, the same discovery, the same PromQL (package naming), the same
+// rules, the same discovery, the same PromQL (package adapter/rules), the same
 // sample values (NaN and infinities as the adapter treats them), evaluated
 // with query_range over the whole range (chunked) instead of one instant
 // query per evaluation. It is the I/O edge of `ebbflow simulate`.

@@ -226,3 +226,28 @@ externalRules:
 		t.Errorf("queue: %v %v (default %d, second %d queries), want 1 from the default backend", queue.Values, err, len(def.calls), len(second.calls))
 	}
 }
+
+// A metric a rule could name but of which Prometheus holds no series is
+// refused once the adapter's own lookup (with its on-demand discovery) found
+// nothing, naming the rule file's section and the range searched.
+func TestSeriesNotFound(t *testing.T) {
+	f := &rangeFake{start: time.Unix(1_700_000_000, 0), step: 15 * time.Second, value: func(int, int) float64 { return 1 }}
+	r := newTestReader(t, f, 10)
+	clear(f.Client.SeriesByMatch)
+	for _, tc := range []struct {
+		spec autoscalingv2.MetricSpec
+		want string
+	}{
+		{autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: "rps"}, Target: averageValue("10")}},
+			"no rule in the rule file's rules serves it from the series Prometheus holds between 2023-11-14T22:08:20Z and"},
+		{autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: "queue"}, Target: averageValue("10")}},
+			"no rule in the rule file's externalRules serves it from the series"},
+	} {
+		_, err := r.Series(context.Background(), tc.spec, Query{Namespace: "ns"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tc.spec.Type, err, tc.want)
+		}
+	}
+}
