@@ -109,7 +109,9 @@ func TestDeduplicatedReturnsTheAnswer(t *testing.T) {
 }
 
 func TestDeduplicatedMergesConcurrentCalls(t *testing.T) {
-	f := &fake.Client{Pods: map[string]replicas.Samples{"qps": {"p": {Value: 3}}}, Delay: 50 * time.Millisecond}
+	// The delay outlasts the start of 20 goroutines on a loaded machine (at
+	// 50 ms a late one sometimes found the answer gone and asked again).
+	f := &fake.Client{Pods: map[string]replicas.Samples{"qps": {"p": {Value: 3}}}, Delay: time.Second}
 	// A zero window keeps nothing after the answer, so only merging can
 	// explain a single call.
 	d := metrics.NewDeduplicated(f, 0, clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
