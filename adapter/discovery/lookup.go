@@ -129,8 +129,9 @@ const (
 // schedule, and reports whether the registry now serves info. Attempts for the same
 // name are spaced by OnDemandInterval and all attempts share a global rate limit, so
 // requests for unknown names cannot flood Prometheus. info must be normalised. The
-// adapter's requests go through LookupCustom, which runs the same discovery on a
-// miss; `ebbflow simulate` calls this directly.
+// adapter's requests and `ebbflow simulate` go through LookupCustom, which runs
+// the same discovery on a miss; this is the discovery alone (tests drive the
+// rate limits with it).
 func (d *Discoverer) DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
 	if !d.validName(info.Metric) {
 		return false
