@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,6 +158,10 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 		Source:           hpa,
 	}
 	obj.Spec.Extensions, obj.Warnings = extensionsFromAnnotations(hpa.Annotations)
+	var warning string
+	if obj.Spec.SyncPeriod, warning = syncPeriodFromAnnotation(hpa.Annotations); warning != "" {
+		obj.Warnings = append(obj.Warnings, warning)
+	}
 	obj.LastDecisionSignature = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
 	return obj, nil
 }
@@ -200,8 +206,23 @@ func extensionsFromAnnotations(ann map[string]string) (evaluation.Extensions, []
 	return spec, warnings
 }
 
+// syncPeriodFromAnnotation reads an HPA's own sync period (0: the
+// controller's), or a warning when the value is not whole seconds in range.
+func syncPeriodFromAnnotation(ann map[string]string) (time.Duration, string) {
+	v, ok := ann[v1alpha1.SyncPeriodAnnotation]
+	if !ok {
+		return 0, ""
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < v1alpha1.MinSyncPeriodSeconds || n > v1alpha1.MaxSyncPeriodSeconds {
+		return 0, fmt.Sprintf("annotation %s has the invalid value %q (want whole seconds from %d to %d); the controller's sync period applies",
+			v1alpha1.SyncPeriodAnnotation, v, v1alpha1.MinSyncPeriodSeconds, v1alpha1.MaxSyncPeriodSeconds)
+	}
+	return time.Duration(n) * time.Second, ""
+}
+
 // controlAnnotations are the annotations whose change is evaluated at once.
-var controlAnnotations = []string{v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation}
+var controlAnnotations = []string{v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation, v1alpha1.SyncPeriodAnnotation}
 
 // Store implements Backend: the status through the status subresource when
 // it changed, then the record (when its outcome changed) and the scale

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +191,46 @@ func TestDedupWindowNeverOverSyncPeriod(t *testing.T) {
 	}
 	if calls["fast"] != 3 || calls["slow"] != 1 {
 		t.Fatalf("metric reads over 3 s: %v, want fast 3 (its 1 s period), slow 1 (the 5 s window)", calls)
+	}
+}
+
+// A drop-in HPA's sync period is its annotation; an invalid value is a
+// Warning event and the controller's period applies.
+func TestDropInSyncPeriodAnnotation(t *testing.T) {
+	for _, tt := range []struct {
+		value   string
+		due     time.Duration // first time the key is due again
+		warning bool
+	}{
+		{value: "5", due: 5 * time.Second},
+		{value: "60", due: 60 * time.Second},
+		{value: "0", due: 15 * time.Second, warning: true},
+		{value: "5s", due: 15 * time.Second, warning: true},
+		{value: "3601", due: 15 * time.Second, warning: true},
+	} {
+		t.Run(tt.value, func(t *testing.T) {
+			f := newFixture(t)
+			webHPA(f, map[string]string{v1alpha1.SyncPeriodAnnotation: tt.value})
+			f.build()
+			c := f.ctrl
+			defer c.queue.ShutDown()
+			c.enqueueAfter(hpaKey, 0)
+			c.processNextWorkItem(context.Background())
+			warned := false
+			for _, e := range f.events() {
+				warned = warned || strings.HasPrefix(e, "Warning InvalidAnnotation annotation "+v1alpha1.SyncPeriodAnnotation)
+			}
+			if warned != tt.warning {
+				t.Errorf("events %q: warning %v, want %v", f.events(), warned, tt.warning)
+			}
+			f.clock.Step(tt.due - time.Second)
+			if got := drain(c, 1); len(got) != 0 {
+				t.Fatalf("due %v a second early", got)
+			}
+			f.clock.Step(time.Second)
+			if got := drain(c, 1); !sameSet(got, []string{hpaKey}) {
+				t.Fatalf("after %v: due %v, want the HPA", tt.due, got)
+			}
+		})
 	}
 }

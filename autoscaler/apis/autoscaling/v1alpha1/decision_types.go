@@ -39,6 +39,12 @@ const (
 	DryRunAnnotation = "autoscaling.ebbflow.dev/dry-run"
 )
 
+// SyncPeriodAnnotation is spec.syncPeriodSeconds for a HorizontalPodAutoscaler
+// in drop-in mode: whole seconds, MinSyncPeriodSeconds to
+// MaxSyncPeriodSeconds; any other value is reported with a Warning event and
+// the controller's sync period applies.
+const SyncPeriodAnnotation = "autoscaling.ebbflow.dev/sync-period-seconds"
+
 // Outcome of an evaluation, as a DecisionRecord reports it.
 type Outcome string
 
