@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/pem"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -42,13 +45,16 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	return c.server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }
 
-// primeClientCA loads the client CAs once before the server serves. The CAs of
-// the kube-system/extension-apiserver-authentication ConfigMap are otherwise
-// loaded by an informer started with the server, and a request that arrives
-// first (kube-apiserver checks a restarted adapter at once) finds no CA to
-// verify its client certificate against: it is anonymous and forbidden, and
-// kube-apiserver marks the APIServices unavailable until its next check. A
-// failure is logged; the informer keeps trying, as before.
+// primeClientCA loads the client CAs before the server serves. The CAs of the
+// kube-system/extension-apiserver-authentication ConfigMap (client-ca-file and
+// requestheader-client-ca-file) are loaded by informers, and a connection made
+// before they are (kube-apiserver checks a restarted adapter at once, and
+// keeps the connection) finds no CA to verify its client certificate against:
+// it stays anonymous and forbidden, and kube-apiserver marks the APIServices
+// unavailable. So the CA controllers start here (the server's own start of
+// them then finds them running), and serving waits until the bundle holds both
+// CAs, or one that has not changed for caBundleSettle, at most caBundleWait.
+// Without a bundle by then the server serves anyway and logs why.
 func primeClientCA(ctx context.Context, s *genericapiserver.SecureServingInfo) {
 	if s == nil || s.ClientCA == nil {
 		return
@@ -57,8 +63,55 @@ func primeClientCA(ctx context.Context, s *genericapiserver.SecureServingInfo) {
 	if !ok {
 		return
 	}
-	if err := r.RunOnce(ctx); err != nil {
-		klog.FromContext(ctx).Info("Client CAs not loaded before serving; loading them in the background", "err", err)
+	go r.Run(ctx, 1)
+	if !waitForCABundle(ctx, s.ClientCA.CurrentCABundleContent, caBundleWait, caBundleSettle) {
+		klog.FromContext(ctx).Info("Client CAs not loaded before serving; loading them in the background", "waited", caBundleWait)
+	}
+}
+
+const (
+	caBundleWait   = 10 * time.Second
+	caBundleSettle = time.Second
+)
+
+// waitForCABundle polls content until it holds two certificates or one
+// certificate that has not changed for settle; false when wait ends first.
+func waitForCABundle(ctx context.Context, content func() []byte, wait, settle time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var last []byte
+	var since time.Time
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		cur := content()
+		switch n := countCertificates(cur); {
+		case n >= 2:
+			return true
+		case n == 1 && bytes.Equal(cur, last) && time.Since(since) >= settle:
+			return true
+		case !bytes.Equal(cur, last):
+			last, since = cur, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// countCertificates counts the PEM certificate blocks of a CA bundle.
+func countCertificates(bundle []byte) int {
+	n := 0
+	for {
+		var b *pem.Block
+		if b, bundle = pem.Decode(bundle); b == nil {
+			return n
+		}
+		if b.Type == "CERTIFICATE" {
+			n++
+		}
 	}
 }
 
