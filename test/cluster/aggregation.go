@@ -169,22 +169,29 @@ func (c *Cluster) ensureAPIServices(ctx context.Context) error {
 }
 
 // WaitAPIServicesAvailable waits until every adapter APIService reports
-// Available=True, or fails after timeout with the last condition's reason and
-// message.
+// Available=True and kube-apiserver proxies its group version's discovery to
+// the adapter, or fails after timeout with the last condition or error.
+// Both are needed: kube-apiserver's proxy learns of the condition through
+// its own informer, so for a moment after Available=True it may still answer
+// 503 "service unavailable".
 func (c *Cluster) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration) error {
 	dyn, err := dynamic.NewForConfig(c.restConfig)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
+	disco := c.Client().Discovery()
 	return waitFor(ctx, "APIServices Available", timeout, nil, func(ctx context.Context) (bool, error) {
-		for _, name := range c.APIServiceNames() {
-			obj, err := dyn.Resource(apiServiceGVR()).Get(ctx, name, metav1.GetOptions{})
+		for _, a := range c.apis {
+			obj, err := dyn.Resource(apiServiceGVR()).Get(ctx, a.name(), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			status, reason, msg := availableCondition(obj)
 			if status != "True" {
-				return false, fmt.Errorf("APIService %s Available=%s (%s): %s", name, status, reason, msg)
+				return false, fmt.Errorf("APIService %s Available=%s (%s): %s", a.name(), status, reason, msg)
+			}
+			if _, err := disco.ServerResourcesForGroupVersion(a.group + "/" + a.version); err != nil {
+				return false, fmt.Errorf("APIService %s Available but discovery through kube-apiserver failed: %w", a.name(), err)
 			}
 		}
 		return true, nil

@@ -243,7 +243,8 @@ func (s apiService) available() bool {
 }
 
 // WaitAPIServicesAvailable waits until each named APIService is Available
-// and returns how long that took.
+// and its group version's discovery answers through kube-apiserver, and
+// returns how long that took.
 func (e *Env) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration, names ...string) (time.Duration, error) {
 	t0 := time.Now()
 	var last string
@@ -256,6 +257,14 @@ func (e *Env) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duratio
 			}
 			if !s.available() {
 				last = fmt.Sprintf("%s: %+v", n, s.Status.Conditions)
+				return false, nil
+			}
+			// kube-apiserver's proxy learns of the condition through its own
+			// informer: until then it answers 503 for the group version.
+			version, group, _ := strings.Cut(n, ".")
+			var discovery map[string]any
+			if err := e.GetRaw(ctx, "/apis/"+group+"/"+version, &discovery); err != nil {
+				last = fmt.Sprintf("%s Available, but its discovery through kube-apiserver failed: %v", n, err)
 				return false, nil
 			}
 		}
