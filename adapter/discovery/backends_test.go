@@ -144,7 +144,7 @@ func TestOnDemandPerBackend(t *testing.T) {
 	narrowed := `{__name__="http_orders_total",__name__=~"^http_.*_total$",namespace!="",pod!=""}`
 	team.SeriesByMatch[narrowed] = team.SeriesByMatch[`{__name__=~"^http_.*_total$",namespace!="",pod!=""}`]
 	d, _ := newBackendDiscoverer(t, def, team)
-	if !d.DiscoverCustom(context.Background(), podMetric("team_http_orders")) {
+	if !d.discoverCustom(context.Background(), podMetric("team_http_orders")) {
 		t.Fatal("team_http_orders not discovered on demand")
 	}
 	if n := len(def.SeriesCalls()); n != 0 {

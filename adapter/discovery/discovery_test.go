@@ -157,7 +157,7 @@ func TestOnDemandDiscovery(t *testing.T) {
 		{Name: "http_logins_total", Labels: map[string]string{"namespace": "a", "pod": "p1"}},
 	}
 	info := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: "http_logins_per_second"}
-	if !d.DiscoverCustom(context.Background(), info) {
+	if !d.discoverCustom(context.Background(), info) {
 		t.Fatal("new metric not found on demand")
 	}
 	if _, ok := d.Registry().Custom(info); !ok {
@@ -167,17 +167,17 @@ func TestOnDemandDiscovery(t *testing.T) {
 	// unknown name again is rate limited until the interval passes.
 	missing := provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: "nope"}
 	calls := len(client.SeriesCalls())
-	d.DiscoverCustom(context.Background(), missing)
+	d.discoverCustom(context.Background(), missing)
 	afterFirst := len(client.SeriesCalls())
 	if afterFirst == calls {
 		t.Error("first on-demand attempt for a name sent nothing")
 	}
-	d.DiscoverCustom(context.Background(), missing)
+	d.discoverCustom(context.Background(), missing)
 	if n := len(client.SeriesCalls()); n != afterFirst {
 		t.Errorf("repeated attempt within the interval sent %d requests", n-afterFirst)
 	}
 	clk.Step(11 * time.Second)
-	d.DiscoverCustom(context.Background(), missing)
+	d.discoverCustom(context.Background(), missing)
 	if n := len(client.SeriesCalls()); n == afterFirst {
 		t.Error("attempt after the interval was not sent")
 	}
@@ -189,7 +189,7 @@ func TestOnDemandGlobalRateLimit(t *testing.T) {
 	sent := 0
 	for i := range 100 {
 		before := len(client.SeriesCalls())
-		d.DiscoverExternal(context.Background(), fmt.Sprintf("random_%d", i))
+		d.discoverExternal(context.Background(), fmt.Sprintf("random_%d", i))
 		if len(client.SeriesCalls()) > before {
 			sent++
 		}

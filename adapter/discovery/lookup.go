@@ -26,7 +26,7 @@ var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 // nothing serves is custom-metrics-apiserver's typed 404 (a name no rule can
 // produce is shortened in it, so a huge one is not echoed back).
 func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, Target, error) {
-	if rules.CheckMetricName(info.Metric) != nil {
+	if !d.validName(info.Metric) {
 		return info, Target{}, impossibleMetric(info.GroupResource, info.Metric)
 	}
 	normalized, err := d.opts.Scope.Normalize(info)
@@ -45,7 +45,7 @@ func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetri
 
 // LookupExternal is LookupCustom for an external metric (nothing to normalise).
 func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target, error) {
-	if rules.CheckMetricName(metric) != nil {
+	if !d.validName(metric) {
 		return Target{}, impossibleMetric(externalResource, metric)
 	}
 	if t, ok := d.Registry().External(metric); ok {
@@ -124,32 +124,6 @@ const (
 	maxTracked      = 10000
 	maxTrackedBytes = 1 << 20
 )
-
-// DiscoverCustom looks for info's metric in Prometheus now, outside the relist
-// schedule, and reports whether the registry now serves info. Attempts for the same
-// name are spaced by OnDemandInterval and all attempts share a global rate limit, so
-// requests for unknown names cannot flood Prometheus. info must be normalised. The
-// adapter's requests and `ebbflow simulate` go through LookupCustom, which runs
-// the same discovery on a miss; this is the discovery alone (tests drive the
-// rate limits with it).
-func (d *Discoverer) DiscoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
-	if !d.validName(info.Metric) {
-		return false
-	}
-	d.discover(ctx, rules.Custom, info.Metric)
-	_, ok := d.Registry().Custom(info)
-	return ok
-}
-
-// DiscoverExternal is DiscoverCustom for an external metric.
-func (d *Discoverer) DiscoverExternal(ctx context.Context, metric string) bool {
-	if !d.validName(metric) {
-		return false
-	}
-	d.discover(ctx, rules.External, metric)
-	_, ok := d.Registry().External(metric)
-	return ok
-}
 
 // validName reports whether metric may be an API metric name (rules.CheckMetricName),
 // counting the names refused.

@@ -44,7 +44,7 @@ func TestOnDemandOneCallPerSeriesQuery(t *testing.T) {
 		t.Run(fmt.Sprintf("%.30s", tt.metric), func(t *testing.T) {
 			client := &fake.Client{SeriesByMatch: testSeries()}
 			d := newTestDiscoverer(t, client, clocktesting.NewFakeClock(time.Now()))
-			d.DiscoverCustom(context.Background(), nodesInfo(tt.metric))
+			d.discoverCustom(context.Background(), nodesInfo(tt.metric))
 			// Label-values calls carry the rules' queries; series calls the narrowed ones.
 			var calls [][]string
 			for _, c := range client.SeriesCalls() {
@@ -77,8 +77,13 @@ func TestOnDemandHostileNamesMemory(t *testing.T) {
 	before := heap()
 	for i := range 200 {
 		name := fmt.Sprintf("m%03d_", i) + strings.Repeat("a", 1<<20)
-		d.DiscoverCustom(context.Background(), nodesInfo(name))
-		d.DiscoverExternal(context.Background(), name)
+		// The requests' own path: the lookups count the names refused.
+		if _, _, err := d.LookupCustom(context.Background(), nodesInfo(name)); err == nil {
+			t.Fatal("LookupCustom served a 1 MB name")
+		}
+		if _, err := d.LookupExternal(context.Background(), name); err == nil {
+			t.Fatal("LookupExternal served a 1 MB name")
+		}
 		clk.Step(time.Second)
 	}
 	after := heap()
@@ -103,7 +108,7 @@ func TestOnDemandTrackedBytes(t *testing.T) {
 	d := newTestDiscoverer(t, client, clk)
 	pad := strings.Repeat("a", rules.MaxMetricNameLength-8)
 	for i := range 6000 {
-		d.DiscoverExternal(context.Background(), fmt.Sprintf("%s%08d", pad, i))
+		d.discoverExternal(context.Background(), fmt.Sprintf("%s%08d", pad, i))
 		clk.Step(time.Second)
 		if d.lastTryBytes > maxTrackedBytes {
 			t.Fatalf("after %d names: %d bytes remembered, cap %d", i+1, d.lastTryBytes, maxTrackedBytes)
@@ -203,4 +208,26 @@ func TestLookup(t *testing.T) {
 	if got := d.CustomMetrics(); len(got) != len(d.Registry().CustomMetrics()) || len(d.ExternalMetrics()) != 1 {
 		t.Errorf("lists: %d custom, %d external", len(got), len(d.ExternalMetrics()))
 	}
+}
+
+// discoverCustom runs the on-demand discovery LookupCustom runs on a miss, even
+// for a metric already registered, and reports whether the registry now serves
+// info (normalised): the tests drive the rate limits with it.
+func (d *Discoverer) discoverCustom(ctx context.Context, info provider.CustomMetricInfo) bool {
+	if !d.validName(info.Metric) {
+		return false
+	}
+	d.discover(ctx, rules.Custom, info.Metric)
+	_, ok := d.Registry().Custom(info)
+	return ok
+}
+
+// discoverExternal is discoverCustom for an external metric.
+func (d *Discoverer) discoverExternal(ctx context.Context, metric string) bool {
+	if !d.validName(metric) {
+		return false
+	}
+	d.discover(ctx, rules.External, metric)
+	_, ok := d.Registry().External(metric)
+	return ok
 }
