@@ -102,11 +102,14 @@ demo-fake-nodes:
 	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
 ## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
-E2E_PKGS := ./test/cluster/... ./test/thanostest/... ./test/e2e/... ./test/imagetest/...
+# One go test run: ./test/e2e/... (the longest package) starts first and the
+# others share the second package slot beside it (-p is the CPU count);
+# -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
+# schedules) overlap.
+E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/...
 test-e2e:
 	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3
-	$(GO) test -count=1 -timeout 40m $(E2E_PKGS)
-	$(GO) test -count=1 -timeout 30m ./test/realnode/...
+	$(GO) test -count=1 -timeout 45m -parallel 4 $(E2E_PKGS)
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen

@@ -27,7 +27,7 @@ func (c *Cluster) prometheusOptions() promtest.Options {
 func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) error {
 	t0 := time.Now()
 	if len(c.opts.PrometheusBackfill) > 0 {
-		if err := backfillPrometheus(ctx, c.opts.PrometheusBackfill, filepath.Join(opts.Dir, "data")); err != nil {
+		if err := backfillPrometheus(ctx, "Options.PrometheusBackfill", c.opts.PrometheusBackfill, filepath.Join(opts.Dir, "data")); err != nil {
 			return err
 		}
 		c.logf("prometheus backfilled in %v", since(t0))
@@ -44,14 +44,39 @@ func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) er
 }
 
 // backfillPrometheus turns openMetrics (OpenMetrics text ending in "# EOF",
-// samples with timestamps) into TSDB blocks in dataDir with promtool
-// (promtest.Backfill), before Prometheus opens that directory.
-func backfillPrometheus(ctx context.Context, openMetrics []byte, dataDir string) error {
+// samples with timestamps; what names it in errors) into TSDB blocks in
+// dataDir with promtool (promtest.Backfill), while Prometheus is stopped.
+func backfillPrometheus(ctx context.Context, what string, openMetrics []byte, dataDir string) error {
 	if !bytes.HasSuffix(bytes.TrimSpace(openMetrics), []byte("# EOF")) {
-		return errors.New("prometheus backfill: Options.PrometheusBackfill must end with \"# EOF\" (OpenMetrics)")
+		return fmt.Errorf("prometheus backfill: %s must end with \"# EOF\" (OpenMetrics)", what)
 	}
 	if err := promtest.Backfill(ctx, openMetrics, dataDir, promtest.BackfillOptions{}); err != nil {
 		return fmt.Errorf("prometheus %w", err)
 	}
+	return nil
+}
+
+// BackfillPrometheus writes history (OpenMetrics text ending in "# EOF",
+// samples with timestamps older than the cluster's start, so that they do not
+// overlap what Prometheus has scraped since) into the running Prometheus:
+// it stops Prometheus, writes the blocks into its data directory and starts
+// it again, so that queries fail for the few seconds this takes. Unlike
+// Options.PrometheusBackfill, the history can depend on when the cluster
+// became ready. Not with HAPrometheus.
+func (c *Cluster) BackfillPrometheus(ctx context.Context, openMetrics []byte) error {
+	if c.opts.HAPrometheus != nil {
+		return errors.New("BackfillPrometheus: applies to a single Prometheus, not HAPrometheus")
+	}
+	t0 := time.Now()
+	s := c.Prometheus()
+	s.Stop()
+	err := backfillPrometheus(ctx, "the history", openMetrics, filepath.Join(c.prometheusOptions().Dir, "data"))
+	if rerr := s.Restart(ctx); rerr != nil {
+		return errors.Join(err, fmt.Errorf("BackfillPrometheus: %w", rerr))
+	}
+	if err != nil {
+		return fmt.Errorf("BackfillPrometheus: %w", err)
+	}
+	c.logf("prometheus backfilled and restarted in %v", since(t0))
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // ending in "# EOF", or one given with HAPrometheus, is refused naming the
 // option before anything starts.
 func TestPrometheusBackfillRefused(t *testing.T) {
-	err := backfillPrometheus(context.Background(), []byte("queue 1 1700000000\n"), filepath.Join(t.TempDir(), "data"))
+	err := backfillPrometheus(context.Background(), "Options.PrometheusBackfill", []byte("queue 1 1700000000\n"), filepath.Join(t.TempDir(), "data"))
 	if err == nil || !strings.Contains(err.Error(), "Options.PrometheusBackfill") {
 		t.Errorf("backfill without # EOF: %v, want an error naming Options.PrometheusBackfill", err)
 	}

@@ -100,6 +100,8 @@ func promCount(ctx context.Context, promURL, q string) float64 {
 // decision record has the Forecast step naming the metric and the object,
 // Forecasting is True, and the Deployment is scaled above 6.
 func TestForecastOnObjectMetric(t *testing.T) {
+	// Its own cluster: runs beside the other parallel tests.
+	t.Parallel()
 	e := exporter.New()
 	e.Start(t)
 	e.SetGauge(objectHits, objectLabels(), objectNow)

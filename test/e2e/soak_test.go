@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -80,7 +81,7 @@ func TestAdapterSoak(t *testing.T) {
 	start := time.Now()
 	wg.Go(func() { load.run(loadCtx) })
 
-	outage := soakFaults(t, start, d)
+	outage := soakFaults(t, start, d, ns)
 	<-loadCtx.Done()
 	end := time.Now()
 	time.Sleep(3 * time.Second) // requests in flight finish, idle connections settle
@@ -123,8 +124,11 @@ func soakPaths(ns, queue string) func(string) string {
 
 // soakFaults runs the faults on the schedule (rules valid at 25%, invalid at
 // 45%, Prometheus stopped at 60% for 3s) and returns Prometheus' down window:
-// from the stop to 5s after it answers again (its first scrapes).
-func soakFaults(t *testing.T, start time.Time, d time.Duration) window {
+// from the stop to 5s after Prometheus answers a value for every soak pod of
+// ns again (after its first scrape of the exporter: a stopped Prometheus
+// marks its series stale, and on a loaded machine that first scrape can come
+// several seconds after it is ready).
+func soakFaults(t *testing.T, start time.Time, d time.Duration, ns string) window {
 	t.Helper()
 	at := func(f float64) { time.Sleep(time.Until(start.Add(time.Duration(f * float64(d))))) }
 	at(0.25)
@@ -141,6 +145,17 @@ func soakFaults(t *testing.T, start time.Time, d time.Duration) window {
 	prom.Stop()
 	time.Sleep(3 * time.Second)
 	ensurePrometheus(t)
+	query := fmt.Sprintf(`count(%s{namespace=%q})`, InflightGauge, ns)
+	poll.Until(t, time.Minute, "Prometheus answers every soak pod after its restart", func() error {
+		v, err := prom.Query(context.Background(), query)
+		if err != nil {
+			return err
+		}
+		if vec, ok := v.(model.Vector); !ok || len(vec) != 1 || int(vec[0].Value) != soakPods {
+			return fmt.Errorf("%s = %v, want %d", query, v, soakPods)
+		}
+		return nil
+	})
 	w.to = time.Now().Add(5 * time.Second)
 	t.Logf("Prometheus down from +%v to +%v (incl. 5s after it answered)", w.from.Sub(start).Round(time.Millisecond), w.to.Sub(start).Round(time.Millisecond))
 	return w
