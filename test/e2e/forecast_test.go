@@ -49,7 +49,7 @@ const (
 	// the workloads get, once the cluster runs, before the Autoscaler must
 	// exist.
 	forecastPrepare = 60 * time.Second
-	forecastQueue       = "e2e-forecast"
+	forecastQueue   = "e2e-forecast"
 )
 
 // forecastRules is the forecast cluster's rule file: the queue as an
