@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,9 +24,10 @@ const chartNamespace = "e2e-chart"
 // TestChartServerSideDryRun renders charts/ebbflow with several value sets and
 // applies every object with server-side apply in dry-run mode, so that
 // kube-apiserver validates each against its schema (built-in kinds, the
-// APIService and the CRD's own definition) and admission, without creating
-// anything. Value sets that need cert-manager's or the Prometheus Operator's CRDs
-// are left to test/chart's render checks: those CRDs are not in this cluster.
+// APIService, the CRD's own definition, and the Prometheus Operator's
+// ServiceMonitor CRD, installed for it from the version hack/tools/promoperator
+// pins) and admission, without creating anything. Value sets that need
+// cert-manager's CRDs are left to test/chart's render checks.
 func TestChartServerSideDryRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -33,6 +35,7 @@ func TestChartServerSideDryRun(t *testing.T) {
 	if _, err := c.Client().CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	installServiceMonitorCRD(ctx, t)
 	helm := helmPath(t)
 	for _, tc := range []struct {
 		name string
@@ -47,7 +50,7 @@ func TestChartServerSideDryRun(t *testing.T) {
 		{"autoscaler-only", []string{"--values", "test/chart/testdata/values-autoscaler-only.yaml"}},
 		{"adapter-only", []string{"--values", "test/chart/testdata/values-adapter-only.yaml"}},
 		{"prometheus-auth", []string{"--values", "test/chart/testdata/values-prometheus-auth.yaml"}},
-		{"full", []string{"--values", "test/chart/testdata/values-full.yaml", "--set", "serviceMonitor.enabled=false"}},
+		{"full", []string{"--values", "test/chart/testdata/values-full.yaml"}},
 		{"prometheus-adapter-rules", []string{"--values", "test/chart/testdata/prometheus-adapter-rules-examples.yaml", "--set", "adapter.resourceMetrics.enabled=true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +70,44 @@ func TestChartServerSideDryRun(t *testing.T) {
 	if out, err := dryRunApply(ctx, t, manifest); err == nil || !strings.Contains(out, "spec.replicas") {
 		t.Errorf("a Deployment with replicas -1 passed the dry run (err %v):\n%s", err, out)
 	}
+	// And a ServiceMonitor the Operator's schema refuses (its interval pattern).
+	manifest = renderChart(t, helm, "--values", "test/chart/testdata/values-full.yaml", "--set", "serviceMonitor.interval=often")
+	if out, err := dryRunApply(ctx, t, manifest); err == nil || !strings.Contains(out, "interval") {
+		t.Errorf("a ServiceMonitor with interval \"often\" passed the dry run (err %v):\n%s", err, out)
+	}
+}
+
+// installServiceMonitorCRD applies the Prometheus Operator's ServiceMonitor
+// CRD, from the module hack/tools/promoperator pins (downloaded and checked
+// against its go.sum), to the shared cluster, waits until kube-apiserver
+// serves it, and deletes it when the test ends.
+func installServiceMonitorCRD(ctx context.Context, t *testing.T) {
+	t.Helper()
+	const mod = "github.com/prometheus-operator/prometheus-operator"
+	out, err := exec.CommandContext(ctx, "go", "-C", filepath.Join(repoRootDir(t), "hack", "tools", "promoperator"),
+		"mod", "download", "-json", mod).Output()
+	var dl struct{ Dir, Version, Error string }
+	if jerr := json.Unmarshal(out, &dl); err != nil || jerr != nil || dl.Error != "" || dl.Dir == "" {
+		t.Fatalf("go mod download %s (hack/tools/promoperator): %v %v %s\n%s", mod, err, jerr, dl.Error, out)
+	}
+	crd := filepath.Join(dl.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml")
+	c := env()
+	kubectl := func(args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, c.Kubectl(), append([]string{"--kubeconfig", c.AdminKubeconfig()}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	kubectl("apply", "--server-side", "--field-manager=ebbflow-chart-e2e", "-f", crd)
+	t.Cleanup(func() {
+		cmd := exec.Command(c.Kubectl(), "--kubeconfig", c.AdminKubeconfig(), "delete", "-f", crd, "--wait=false")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("delete the ServiceMonitor CRD: %v\n%s", err, out)
+		}
+	})
+	kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/servicemonitors.monitoring.coreos.com")
+	t.Logf("ServiceMonitor CRD of the Prometheus Operator %s installed", dl.Version)
 }
 
 // helmPath returns the pinned Helm of hack/build-tools.sh (built on first use).
