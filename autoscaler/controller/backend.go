@@ -65,6 +65,24 @@ type Change struct {
 	BuildRecord func() v1alpha1.DecisionRecord
 }
 
+// recordChanged reports whether obj's stored decision record is to be
+// rewritten after res: its outcome changed, or another replica wrote it (a
+// new leader rewrites it once, so that the record says who decides now).
+func (c *Controller) recordChanged(obj *Object, res *evaluation.Result) bool {
+	return evaluation.Signature(&res.Outline) != obj.LastDecisionSignature || obj.LastDecisionBy != c.cfg.Identity
+}
+
+// buildRecord is Change.BuildRecord for res: the evaluation's whole record,
+// stamped with the identity of this replica (evaluatedBy, I/O metadata the
+// pure evaluation does not know).
+func (c *Controller) buildRecord(res *evaluation.Result) func() v1alpha1.DecisionRecord {
+	return func() v1alpha1.DecisionRecord {
+		rec := res.Record()
+		rec.EvaluatedBy = c.cfg.Identity
+		return rec
+	}
+}
+
 // Stored is what Backend.Store wrote: the API writes that succeeded, in
 // order.
 type Stored []Write
