@@ -51,7 +51,7 @@ func testLeaderHandover(ctx context.Context, t *testing.T) {
 	before := waitRecord(ctx, t, ebbflow, "the old leader's rescale", func(rec *v1alpha1.DecisionRecord) bool {
 		return rec.EvaluatedBy == holder && rec.DesiredReplicas == r+1 && rec.CurrentReplicas == r+1
 	})
-	t.Logf("record by the leader %s: %s %d → %d", holder, before.Status.LastDecision.Outcome, r, r+1)
+	t.Logf("the leader %s rescaled %d → %d; its record since: %s", holder, r, r+1, before.Status.LastDecision.Outcome)
 	w, err := autoscalers.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", handoverAutoscaler).String(),
 		ResourceVersion: before.ResourceVersion})
 	if err != nil {
@@ -79,7 +79,7 @@ func testLeaderHandover(ctx context.Context, t *testing.T) {
 	// The new leader's first evaluation rewrites the record in its name,
 	// then it rescales to r+2.
 	first := waitRecord(ctx, t, ebbflow, "the new leader's first record", func(rec *v1alpha1.DecisionRecord) bool { return rec.EvaluatedBy == next })
-	t.Logf("first record by the new leader %v after the handover", first.Status.LastDecision.Time.Sub(t0).Round(time.Second))
+	t.Logf("first record by the new leader %v after the leader pod's deletion (record time, to the second)", first.Status.LastDecision.Time.Sub(t0).Round(time.Second))
 	setMinReplicas(ctx, t, ebbflow, r+2)
 	waitRecord(ctx, t, ebbflow, "the new leader's rescale", func(rec *v1alpha1.DecisionRecord) bool {
 		return rec.EvaluatedBy == next && rec.DesiredReplicas == r+2 && rec.CurrentReplicas == r+2
