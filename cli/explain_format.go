@@ -89,7 +89,11 @@ func writeHeader(b *strings.Builder, v decisionView, now time.Time) {
 	fmt.Fprintf(tw, "Target:\t%s\n", orDash(v.Target))
 	fmt.Fprintf(tw, "Replicas:\t%d → %d\n", rec.CurrentReplicas, rec.DesiredReplicas)
 	fmt.Fprintf(tw, "Outcome:\t%s (%s)\n", orDash(string(rec.Outcome)), scaledText(rec))
-	fmt.Fprintf(tw, "Decided:\t%s (%s ago)\n", rec.Time.UTC().Format(time.RFC3339), age(now.Sub(rec.Time.Time)))
+	by := ""
+	if rec.EvaluatedBy != "" {
+		by = " by " + oneLine(rec.EvaluatedBy)
+	}
+	fmt.Fprintf(tw, "Decided:\t%s (%s ago)%s\n", rec.Time.UTC().Format(time.RFC3339), age(now.Sub(rec.Time.Time)), by)
 	if rec.Error != "" {
 		fmt.Fprintf(tw, "Error:\t%s\n", oneLine(rec.Error))
 	}

@@ -25,7 +25,7 @@ func qty(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
 func at(d time.Duration) *metav1.Time { t := metav1.NewTime(decisionTime.Add(d)); return &t }
 
 // scaledUpRecord: two metrics, the queue wins with 10, the scale-up policy
-// limits it to 8, the scale is written.
+// limits it to 8, the scale is written by the replica evaluatedBy names.
 func scaledUpRecord() *v1alpha1.DecisionRecord {
 	return &v1alpha1.DecisionRecord{
 		Time:            metav1.NewTime(decisionTime),
@@ -47,6 +47,7 @@ func scaledUpRecord() *v1alpha1.DecisionRecord {
 		DesiredReplicas: 8,
 		Scaled:          true,
 		Error:           "unable to get metric http_requests_per_second: no series",
+		EvaluatedBy:     "ebbflow-autoscaler-6c9f7d-x2k4q_0b8e4f6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
 	}
 }
 
@@ -69,6 +70,7 @@ func TestRenderTable(t *testing.T) {
 			{Stage: "DryRun", From: 6, To: 2, Message: "dry run: the scale is not written"},
 		},
 		DesiredReplicas: 6, NotScaledReason: "dry run",
+		EvaluatedBy: "host\x1b[2J\nname_1",
 	}
 	failed := &v1alpha1.DecisionRecord{
 		Time: metav1.NewTime(decisionTime), Outcome: v1alpha1.OutcomeFailed, CurrentReplicas: 3, DesiredReplicas: 3,
@@ -88,7 +90,7 @@ func TestRenderTable(t *testing.T) {
 Target:      Deployment/web
 Replicas:    4 → 8
 Outcome:     ScaledUp (scale written)
-Decided:     2026-11-23T05:10:00Z (12s ago)
+Decided:     2026-11-23T05:10:00Z (12s ago) by ebbflow-autoscaler-6c9f7d-x2k4q_0b8e4f6a-1c2d-4e5f-8a9b-0c1d2e3f4a5b
 Error:       unable to get metric http_requests_per_second: no series
 
 Metrics:
@@ -110,14 +112,14 @@ Conditions:
   ScalingLimited  True    ScaleUpLimit      the desired replica count is increasing faster than the maximum scale rate
 `,
 	}, {
-		name: "dry run held at max, sample newer than the decision",
+		name: "dry run held at max, sample newer than the decision, evaluatedBy with control characters",
 		view: decisionView{Kind: kindHPA, Namespace: "shop", Name: "api", Target: "Deployment/api", Record: dryRun},
 		now:  decisionTime.Add(3*time.Minute + 4*time.Second),
 		want: `HorizontalPodAutoscaler:  shop/api
 Target:                   Deployment/api
 Replicas:                 2 → 6
 Outcome:                  WouldScale (not scaled: dry run)
-Decided:                  2026-11-23T05:10:00Z (3m4s ago)
+Decided:                  2026-11-23T05:10:00Z (3m4s ago) by host?[2J name_1
 
 Metrics:
   TYPE    NAME                                     VALUE  TARGET    AGE  PROPOSAL  REASON
@@ -135,7 +137,7 @@ Conditions:
   none
 `,
 	}, {
-		name: "failed before any metric",
+		name: "failed before any metric, no evaluatedBy",
 		view: decisionView{Kind: kindAutoscaler, Namespace: "shop", Name: "gone", Record: failed},
 		now:  decisionTime.Add(2 * time.Hour),
 		want: `Autoscaler:  shop/gone

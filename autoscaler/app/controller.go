@@ -161,5 +161,6 @@ func (c CompletedConfig) controllerConfig() controller.Config {
 		Workers:                  o.Workers,
 		MetricReadsPerEvaluation: o.MetricReadsPerEvaluation,
 		MaxConcurrentMetricReads: o.MaxConcurrentMetricReads,
+		Identity:                 c.Identity,
 	}
 }

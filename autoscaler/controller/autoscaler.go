@@ -42,6 +42,10 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		return nil, err
 	}
 	a := shared.DeepCopy()
+	by := ""
+	if a.Status.LastDecision != nil {
+		by = a.Status.LastDecision.EvaluatedBy
+	}
 	return &Object{
 		Namespace:             a.Namespace,
 		Name:                  a.Name,
@@ -51,6 +55,7 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 		Status:                v1alpha1.ToHPAStatus(&a.Status),
 		ProportionalStatus:    proportionalStatusOf(a.Status.CurrentMetrics),
 		LastDecisionSignature: evaluation.Signature(a.Status.LastDecision),
+		LastDecisionBy:        by,
 		ScaleEvents:           a.Status.ScaleEvents,
 		ScaleEventsField:      "status.scaleEvents",
 		Source:                a,

@@ -39,8 +39,10 @@ type Object struct {
 	// status.currentMetrics, by their index in the spec's metrics.
 	ProportionalStatus map[int]v1alpha1.ClusterProportionalStatus
 	// LastDecisionSignature is evaluation.Signature of the stored record, ""
-	// when none (or when it could not be read).
+	// when none (or when it could not be read); LastDecisionBy is its
+	// evaluatedBy.
 	LastDecisionSignature string
+	LastDecisionBy        string
 	// ScaleEvents are the stored rescales (behavior.EncodeEvents);
 	// ScaleEventsField names where they are stored, for messages.
 	ScaleEvents      string
@@ -61,6 +63,24 @@ type Change struct {
 	Status, Record, ScaleEvents bool
 	// BuildRecord builds the whole decision record; called only to write it.
 	BuildRecord func() v1alpha1.DecisionRecord
+}
+
+// recordChanged reports whether obj's stored decision record is to be
+// rewritten after res: its outcome changed, or another replica wrote it (a
+// new leader rewrites it once, so that the record says who decides now).
+func (c *Controller) recordChanged(obj *Object, res *evaluation.Result) bool {
+	return evaluation.Signature(&res.Outline) != obj.LastDecisionSignature || obj.LastDecisionBy != c.cfg.Identity
+}
+
+// buildRecord is Change.BuildRecord for res: the evaluation's whole record,
+// stamped with the identity of this replica (evaluatedBy, I/O metadata the
+// pure evaluation does not know).
+func (c *Controller) buildRecord(res *evaluation.Result) func() v1alpha1.DecisionRecord {
+	return func() v1alpha1.DecisionRecord {
+		rec := res.Record()
+		rec.EvaluatedBy = c.cfg.Identity
+		return rec
+	}
 }
 
 // Stored is what Backend.Store wrote: the API writes that succeeded, in
@@ -118,7 +138,7 @@ type HPABackend struct {
 	signatures map[string]signature
 }
 
-type signature struct{ raw, sig string }
+type signature struct{ raw, sig, by string }
 
 var _ Backend = (*HPABackend)(nil)
 
@@ -162,27 +182,27 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 	if obj.Spec.SyncPeriod, warning = syncPeriodFromAnnotation(hpa.Annotations); warning != "" {
 		obj.Warnings = append(obj.Warnings, warning)
 	}
-	obj.LastDecisionSignature = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
+	obj.LastDecisionSignature, obj.LastDecisionBy = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
 	return obj, nil
 }
 
-// signature returns the signature of the record in an HPA's annotation,
-// decoding it only when it changed since the last call for that HPA.
-func (b *HPABackend) signature(key, raw string) string {
+// signature returns the signature and the evaluatedBy of the record in an
+// HPA's annotation, decoding it only when it changed since the last call for
+// that HPA.
+func (b *HPABackend) signature(key, raw string) (sig, by string) {
 	if raw == "" {
-		return ""
+		return "", ""
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s, ok := b.signatures[key]; ok && s.raw == raw {
-		return s.sig
+		return s.sig, s.by
 	}
-	sig := ""
 	if rec, err := evaluation.DecodeRecord(raw); err == nil {
-		sig = evaluation.Signature(rec)
+		sig, by = evaluation.Signature(rec), rec.EvaluatedBy
 	}
-	b.signatures[key] = signature{raw: raw, sig: sig}
-	return sig
+	b.signatures[key] = signature{raw: raw, sig: sig, by: by}
+	return sig, by
 }
 
 // extensionsFromAnnotations reads pause and dry-run from an HPA's

@@ -47,6 +47,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 )
 
@@ -70,6 +71,10 @@ type Config struct {
 	// MaxConcurrentMetricReads bounds the metric reads in flight over all
 	// workers (0: DefaultMaxConcurrentMetricReads).
 	MaxConcurrentMetricReads int
+	// Identity is this replica's leader-election identity, stamped on every
+	// decision record the controller stores (evaluatedBy); at most
+	// v1alpha1.MaxEvaluatedBy bytes.
+	Identity string
 }
 
 // Deps are the controller's collaborators. All are required except Clock
@@ -123,6 +128,9 @@ type Controller struct {
 // New returns a controller over backends and registers its event handlers on
 // their informers. Start the informers, then call Run.
 func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
+	if len(cfg.Identity) > v1alpha1.MaxEvaluatedBy {
+		return nil, fmt.Errorf("controller config: Identity is %d bytes long, at most %d (it is stored in decision records' evaluatedBy)", len(cfg.Identity), v1alpha1.MaxEvaluatedBy)
+	}
 	if deps.Clock == nil {
 		deps.Clock = clock.RealClock{}
 	}

@@ -184,9 +184,9 @@ func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Ob
 	}
 	change := Change{
 		Status:      !apiequality.Semantic.DeepEqual(&obj.Status, &res.Status) || res.ProportionalChanged,
-		Record:      evaluation.Signature(&res.Outline) != obj.LastDecisionSignature,
+		Record:      c.recordChanged(obj, res),
 		ScaleEvents: res.ScaleEventsChanged,
-		BuildRecord: res.Record,
+		BuildRecord: c.buildRecord(res),
 	}
 	obj.Status, obj.ProportionalStatus, obj.ScaleEvents = res.Status, res.ProportionalStatus, res.ScaleEvents
 	stored, err := b.Store(ctx, obj, change)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/prometheus/common/expfmt"
@@ -74,30 +73,6 @@ func checkTopAgreesWithKubelet(ctx context.Context, t *testing.T) {
 		}
 	}
 	t.Logf("kubectl top (MiB) %v; kubelet /metrics/resource %v", top, kubelet)
-}
-
-// testLeaderHandover deletes the pod that holds the autoscaler's Lease; the
-// other replica takes it over within the lease duration plus a margin.
-func testLeaderHandover(ctx context.Context, t *testing.T) {
-	holder, _, err := leaseHolder(ctx)
-	if err != nil || holder == "" {
-		t.Fatalf("lease holder %q: %v", holder, err)
-	}
-	pod := strings.SplitN(holder, "_", 2)[0]
-	t0 := time.Now()
-	if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
-		t.Fatalf("delete leader pod %s (holder %s): %v", pod, holder, err)
-	}
-	var next string
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {
-		next, _, _ = leaseHolder(ctx)
-		return next != "" && next != holder && !strings.HasPrefix(next, pod), nil
-	})
-	if err != nil {
-		t.Fatalf("no new leader 45 s after deleting %s (holder now %q)", pod, next)
-	}
-	t.Logf("leader %s → %s in %v", holder, next, time.Since(t0).Round(100*time.Millisecond))
-	waitDeploymentReady(ctx, t, chartNS, scalerDepl, 2*time.Minute)
 }
 
 // testUpgradeRules adds the first external rule with helm upgrade: the

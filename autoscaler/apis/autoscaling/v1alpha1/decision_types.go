@@ -15,6 +15,9 @@ const (
 	// MaxRecordedMessage is the longest message or error text a record keeps,
 	// in bytes; longer texts are cut and end with "...".
 	MaxRecordedMessage = 256
+	// MaxEvaluatedBy is the longest DecisionRecord.EvaluatedBy, in bytes:
+	// the longest --leader-elect-identity ebbflow-autoscaler accepts.
+	MaxEvaluatedBy = 128
 )
 
 // LastDecisionAnnotation holds the DecisionRecord of a HorizontalPodAutoscaler
@@ -110,6 +113,16 @@ type DecisionRecord struct {
 	// error is the failure that stopped or limited the evaluation, if any.
 	// +optional
 	Error string `json:"error,omitempty"`
+
+	// evaluatedBy is the leader-election identity (the Lease's
+	// holderIdentity: by default the host name, in a pod the pod name, then
+	// "_" and a unique suffix) of the ebbflow-autoscaler replica that ran the
+	// evaluation and stored this record. A replica that finds a record by
+	// another identity rewrites it at its first evaluation. Empty when the
+	// replica has no identity (an evaluation outside ebbflow-autoscaler).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	EvaluatedBy string `json:"evaluatedBy,omitempty"`
 }
 
 // MetricRecord is one metric of a DecisionRecord.
