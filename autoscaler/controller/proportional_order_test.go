@@ -59,7 +59,9 @@ func TestProportionalEventDuringFirstEvaluation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}}
-	f.deps = func(d *Deps) { d.Cluster = seededCluster(f, listHookInformer{SharedIndexInformer: nodes, store: store}) }
+	f.deps = func(d *Deps) {
+		d.Cluster = seededCluster(f, listHookInformer{SharedIndexInformer: nodes, store: store})
+	}
 	l := newAutoscalerLoop(f, a)
 	got := l.step()
 	// The informer delivers the stored node's event after storing it.
