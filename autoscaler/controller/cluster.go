@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,11 @@ type ClusterInformers struct {
 type lazyCluster struct {
 	informers func() (ClusterInformers, error) // nil: off
 	enqueue   func(key string)
+	// maxWait bounds how long one evaluation waits for the caches to sync
+	// (0: as long as its context), so that informers that cannot sync (no
+	// list permission on nodes) fail those metrics instead of holding
+	// workers.
+	maxWait time.Duration
 
 	mu  sync.Mutex
 	w   *clusterWatch // nil until built
@@ -43,7 +49,7 @@ type lazyCluster struct {
 
 // get returns the watch once its caches have synced, building it and
 // starting its informers on the first call. Evaluations calling it while
-// the caches sync wait, until ctx ends.
+// the caches sync wait, at most maxWait and until ctx ends.
 func (l *lazyCluster) get(ctx context.Context) (*clusterWatch, error) {
 	l.mu.Lock()
 	if l.w == nil && l.err == nil {
@@ -54,8 +60,13 @@ func (l *lazyCluster) get(ctx context.Context) (*clusterWatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.maxWait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.maxWait)
+		defer cancel()
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), w.synced()...) {
-		return nil, fmt.Errorf("the node and ConfigMap caches have not synced yet: %w", context.Cause(ctx))
+		return nil, errors.New("the node and ConfigMap caches have not synced yet")
 	}
 	return w, nil
 }

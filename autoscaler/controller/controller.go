@@ -90,7 +90,9 @@ type Deps struct {
 	// started (optional: nil turns those metrics into errors). The
 	// controller calls it when it first evaluates an object with such a
 	// metric, adds its event handlers, starts them and waits for their
-	// caches: until then no Node or ConfigMap is listed or cached.
+	// caches (at most one sync period per evaluation; until they sync,
+	// those metrics fail): until then no Node or ConfigMap is listed or
+	// cached.
 	Cluster func() (ClusterInformers, error)
 	// Lease bounds every evaluation under leader election (optional: nil
 	// without leader election).
@@ -147,7 +149,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		return nil, err
 	}
 	c.podSource = pods
-	c.cluster = &lazyCluster{informers: deps.Cluster, enqueue: func(key string) { c.enqueueAfter(key, 0) }}
+	c.cluster = &lazyCluster{informers: deps.Cluster, enqueue: func(key string) { c.enqueueAfter(key, 0) }, maxWait: cfg.SyncPeriod}
 	for _, b := range backends {
 		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
 			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())

@@ -3,14 +3,17 @@ package controller
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	core "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
@@ -133,5 +136,46 @@ func TestProportionalWatchStartsWithFirstUser(t *testing.T) {
 	f.clock.Step(time.Second)
 	if got := dns.step(); !slices.Equal(got, []int32{4}) {
 		t.Errorf("dns after a node joined: scale writes %v, want [4]", got)
+	}
+}
+
+// unsynced is an informer whose cache never syncs (no permission to list
+// nodes, say).
+type unsynced struct{ cache.SharedIndexInformer }
+
+func (unsynced) HasSynced() bool { return false }
+
+// Caches that never sync fail the metric after at most one sync period:
+// the evaluation neither hangs nor scales down, and says why.
+func TestProportionalCachesNotSynced(t *testing.T) {
+	a := dnsAutoscaler(v1alpha1.ClusterProportionalSource{Linear: &v1alpha1.LinearParams{NodesPerReplica: 1}})
+	a.Spec.Behavior = immediate()
+	f := newFixture(t)
+	f.cfg.SyncPeriod = 200 * time.Millisecond
+	f.target("dns", 5, 5)
+	if err := f.factory.Core().V1().Nodes().Informer().GetIndexer().Add(node("a", "1", true, false)); err != nil {
+		t.Fatal(err)
+	}
+	f.deps = func(d *Deps) {
+		d.Cluster = func() (ClusterInformers, error) {
+			return ClusterInformers{Nodes: unsynced{f.factory.Core().V1().Nodes().Informer()}, Start: func() {}}, nil
+		}
+	}
+	l := newAutoscalerLoop(f, a)
+	began := time.Now()
+	if got := l.step(); len(got) != 0 {
+		t.Fatalf("scale writes %v with the node cache not synced, want none", got)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("the evaluation waited %v", d)
+	}
+	var msg string
+	for _, c := range l.obj.Status.Conditions {
+		if c.Type == autoscalingv2.ScalingActive {
+			msg = string(c.Status) + " " + c.Reason + ": " + c.Message
+		}
+	}
+	if !strings.Contains(msg, "False FailedGetClusterProportional") || !strings.Contains(msg, "have not synced yet") {
+		t.Errorf("ScalingActive %q", msg)
 	}
 }
