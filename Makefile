@@ -26,9 +26,10 @@ image:
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
 test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 
-## test-unit: unit tests with the race detector; fuzz targets run their seed corpus
+## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guard on the files one evaluation runs through (issue 21)
 test-unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
+	$(GO) test -tags evalfiles -count=1 -run '^TestEvaluationFiles$$' ./autoscaler/controller/
 
 ## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3)
 test-integration: deps

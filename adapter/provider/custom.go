@@ -28,16 +28,9 @@ func (p *Provider) GetMetricByName(ctx context.Context, name types.NamespacedNam
 	if err := refuseHistory(metricSelector, "a request answered with a single value (this server has no history handler installed)"); err != nil {
 		return nil, err
 	}
-	sel, err := rules.ParseSelector(metricSelector)
+	sel, q, err := customQuery(ctx, target, info, name.Namespace, []string{name.Name}, metricSelector)
 	if err != nil {
-		return nil, queryError(ctx, err)
-	}
-	q, err := target.Rule.Custom(rules.CustomRequest{
-		Series: target.Series, Namespace: name.Namespace, Resource: info.GroupResource,
-		Names: []string{name.Name}, MetricSelector: sel,
-	})
-	if err != nil {
-		return nil, queryError(ctx, err)
+		return nil, err
 	}
 	vec, err := p.query(ctx, target.Rule, q.PromQL)
 	if err != nil {
@@ -73,20 +66,13 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if len(names) == 0 {
 		return nil, provider.NewMetricNotFoundForSelectorError(info.GroupResource, info.Metric, "*", selector)
 	}
-	sel, err := rules.ParseSelector(metricSelector)
-	if err != nil {
-		return nil, queryError(ctx, err)
-	}
-	req := rules.CustomRequest{
-		Series: target.Series, Namespace: namespace, Resource: info.GroupResource,
-		Names: names, MetricSelector: sel,
-	}
+	queried := names
 	if p.useNamespaceQuery(target, len(names)) {
-		req.Names = nil
+		queried = nil
 	}
-	q, err := target.Rule.Custom(req)
+	sel, q, err := customQuery(ctx, target, info, namespace, queried, metricSelector)
 	if err != nil {
-		return nil, queryError(ctx, err)
+		return nil, err
 	}
 	vec, err := p.query(ctx, target.Rule, q.PromQL)
 	if err != nil {
@@ -115,6 +101,24 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 		return nil, provider.NewMetricNotFoundForSelectorError(info.GroupResource, info.Metric, "*", selector)
 	}
 	return &custom_metrics.MetricValueList{Items: items}, nil
+}
+
+// customQuery parses metricSelector and renders target's query for the
+// objects names of namespace (nil: the whole namespace); a bad selector is
+// a 400.
+func customQuery(ctx context.Context, target discovery.Target, info provider.CustomMetricInfo, namespace string, names []string, metricSelector labels.Selector) (*rules.Selector, rules.Query, error) {
+	sel, err := rules.ParseSelector(metricSelector)
+	if err != nil {
+		return nil, rules.Query{}, queryError(ctx, err)
+	}
+	q, err := target.Rule.Custom(rules.CustomRequest{
+		Series: target.Series, Namespace: namespace, Resource: info.GroupResource,
+		Names: names, MetricSelector: sel,
+	})
+	if err != nil {
+		return nil, rules.Query{}, queryError(ctx, err)
+	}
+	return sel, q, nil
 }
 
 func (p *Provider) useNamespaceQuery(target discovery.Target, n int) bool {

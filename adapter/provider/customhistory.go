@@ -65,16 +65,9 @@ func (p *Provider) ObjectHistory(ctx context.Context, name types.NamespacedName,
 	if h == nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("a history needs both %s and %s", rules.HistoryRangeLabel, rules.HistoryStepLabel))
 	}
-	sel, err := rules.ParseSelector(rest)
+	sel, q, err := customQuery(ctx, target, info, name.Namespace, []string{name.Name}, rest)
 	if err != nil {
-		return nil, queryError(ctx, err)
-	}
-	q, err := target.Rule.Custom(rules.CustomRequest{
-		Series: target.Series, Namespace: name.Namespace, Resource: info.GroupResource,
-		Names: []string{name.Name}, MetricSelector: sel,
-	})
-	if err != nil {
-		return nil, queryError(ctx, err)
+		return nil, err
 	}
 	sq, err := h.Subquery(q.PromQL)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 var podRate = provider.CustomMetricInfo{GroupResource: schema.GroupResource{Resource: "pods"}, Namespaced: true, Metric: "http_requests_per_second"}
@@ -32,11 +31,7 @@ func newObjectHistoryProvider(t *testing.T) (*Provider, *matrixClient) {
 }
 
 func podStream(pod string, vals ...float64) *model.SampleStream {
-	s := &model.SampleStream{Metric: model.Metric{"pod": model.LabelValue(pod)}}
-	for i, v := range vals {
-		s.Values = append(s.Values, model.SamplePair{Timestamp: model.Time(int64(i) * 300_000), Value: model.SampleValue(v)})
-	}
-	return s
+	return stream(model.Metric{"pod": model.LabelValue(pod)}, vals...)
 }
 
 // One object's history: its series only, one item per usable sample with
@@ -75,38 +70,14 @@ func TestObjectHistoryErrors(t *testing.T) {
 		_, err := p.ObjectHistory(context.Background(), types.NamespacedName{Namespace: "ns", Name: name}, podRate, historySel(t, s))
 		return err
 	}
-	for sel, want := range map[string]string{
-		"history.ebbflow.dev/range=7d":                                                     "needs both",
-		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5s":                         "history.ebbflow.dev/step",
-		"history.ebbflow.dev/range=60d,history.ebbflow.dev/step=1h":                        "history.ebbflow.dev/range",
-		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5m,history.ebbflow.dev/x=1": "history.ebbflow.dev/x",
-	} {
-		if err := ask("web-1", sel); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want a 400 naming %q", sel, err, want)
-		}
-	}
-	if len(mc.asked) != 0 {
-		t.Fatalf("Prometheus asked %q for invalid requests", mc.asked)
-	}
+	checkHistoryRefusals(t, mc, func(sel string) error { return ask("web-1", sel) }, `(sum by (pod) (rate(http_requests_total{namespace="ns",pod="web-1"}[2m])))[1d:1m]`,
+		func(i int) model.Metric { return model.Metric{"pod": "web-1", "code": model.LabelValue(fmt.Sprint(i))} }, nil)
 	// The rest of the selector goes through the usual matchers, the range
 	// applies to the whole rendered query.
+	before := len(mc.asked)
 	_ = ask("web-1", `code in (5xx,4xx),history.ebbflow.dev/range=1h,history.ebbflow.dev/step=5m`)
-	if len(mc.asked) != 1 || !strings.Contains(mc.asked[0], `code=~"4xx|5xx"`) || !strings.HasPrefix(mc.asked[0], "(sum by (pod)") || !strings.HasSuffix(mc.asked[0], ")))[1h:5m]") {
-		t.Fatalf("hostile value rendered as %q", mc.asked)
-	}
-	big := model.Matrix{}
-	for s := 0; s <= rules.MaxHistorySamples/1441; s++ {
-		ss := podStream("web-1")
-		ss.Metric["code"] = model.LabelValue(fmt.Sprint(s))
-		ss.Values = make([]model.SamplePair, 1441)
-		big = append(big, ss)
-	}
-	mc.answers[`(sum by (pod) (rate(http_requests_total{namespace="ns",pod="web-1"}[2m])))[1d:1m]`] = big
-	if err := ask("web-1", "history.ebbflow.dev/range=1d,history.ebbflow.dev/step=1m"); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "narrow the metric selector") {
-		t.Fatalf("oversized history: %v", err)
-	}
-	if err := ask("web-1", "history.ebbflow.dev/range=2d,history.ebbflow.dev/step=1m"); !apierrors.IsInternalError(err) || strings.Contains(err.Error(), "fake") {
-		t.Fatalf("failing Prometheus: %v", err)
+	if asked := mc.asked[before:]; len(asked) != 1 || !strings.Contains(asked[0], `code=~"4xx|5xx"`) || !strings.HasPrefix(asked[0], "(sum by (pod)") || !strings.HasSuffix(asked[0], ")))[1h:5m]") {
+		t.Fatalf("hostile value rendered as %q", asked)
 	}
 	mc.answers[`(sum by (pod) (rate(http_requests_total{namespace="ns",pod="web-3"}[2m])))[1h:5m]`] = model.Matrix{podStream("web-2", 1)}
 	if err := ask("web-3", "history.ebbflow.dev/range=1h,history.ebbflow.dev/step=5m"); !apierrors.IsNotFound(err) {

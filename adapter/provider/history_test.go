@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -77,17 +78,56 @@ func historySelB(t testing.TB, s string) labels.Selector {
 	return sel
 }
 
+// stream is a series of metric with vals five minutes apart from 0.
+func stream(metric model.Metric, vals ...float64) *model.SampleStream {
+	s := &model.SampleStream{Metric: metric}
+	for i, v := range vals {
+		s.Values = append(s.Values, model.SamplePair{Timestamp: model.Time(int64(i) * 300_000), Value: model.SampleValue(v)})
+	}
+	return s
+}
+
+// checkHistoryRefusals checks what every history request refuses, sent
+// through ask (a metric selector) to a provider over mc: bad reserved
+// requirements (and those of extra) are a 400 naming them, before
+// Prometheus is asked; an answer to oversized (the query of a day at 1m
+// steps) holding more than rules.MaxHistorySamples samples, in series
+// labelled by series, is a 400; a failing Prometheus a generic 500.
+func checkHistoryRefusals(t *testing.T, mc *matrixClient, ask func(sel string) error, oversized string, series func(i int) model.Metric, extra map[string]string) {
+	t.Helper()
+	bad := map[string]string{
+		"history.ebbflow.dev/range=7d":                                                     "needs both",
+		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5s":                         "history.ebbflow.dev/step",
+		"history.ebbflow.dev/range=60d,history.ebbflow.dev/step=1h":                        "history.ebbflow.dev/range",
+		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5m,history.ebbflow.dev/x=1": "history.ebbflow.dev/x",
+	}
+	maps.Copy(bad, extra)
+	for sel, want := range bad {
+		if err := ask(sel); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a 400 naming %q", sel, err, want)
+		}
+	}
+	if len(mc.asked) != 0 {
+		t.Fatalf("Prometheus asked %q for invalid requests", mc.asked)
+	}
+	// Too many samples: a 400, not an answer of unbounded size.
+	var m model.Matrix
+	for s := 0; s <= rules.MaxHistorySamples/1441; s++ {
+		m = append(m, &model.SampleStream{Metric: series(s), Values: make([]model.SamplePair, 1441)})
+	}
+	mc.answers[oversized] = m
+	if err := ask("history.ebbflow.dev/range=1d,history.ebbflow.dev/step=1m"); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "narrow the metric selector") {
+		t.Fatalf("oversized history: %v", err)
+	}
+	if err := ask("history.ebbflow.dev/range=2d,history.ebbflow.dev/step=1m"); !apierrors.IsInternalError(err) || strings.Contains(err.Error(), "fake") {
+		t.Fatalf("failing Prometheus: %v", err)
+	}
+}
+
 func TestExternalHistory(t *testing.T) {
 	p, mc := newHistoryProvider(t)
 	q := `(sum by (queue) (queue_messages_ready{namespace="ns",queue="orders"}))[1h:5m]`
-	stream := func(queue string, vals ...float64) *model.SampleStream {
-		s := &model.SampleStream{Metric: model.Metric{"__name__": "x", "queue": model.LabelValue(queue)}}
-		for i, v := range vals {
-			s.Values = append(s.Values, model.SamplePair{Timestamp: model.Time(int64(i) * 300_000), Value: model.SampleValue(v)})
-		}
-		return s
-	}
-	mc.answers[q] = model.Matrix{stream("orders", 1, 2.5, math.Inf(1), 4)}
+	mc.answers[q] = model.Matrix{stream(model.Metric{"__name__": "x", "queue": "orders"}, 1, 2.5, math.Inf(1), 4)}
 	sel := historySel(t, "queue=orders,history.ebbflow.dev/range=1h,history.ebbflow.dev/step=5m")
 	list, err := p.GetExternalMetric(context.Background(), "ns", sel, provider.ExternalMetricInfo{Metric: "queue_messages_ready"})
 	if err != nil {
@@ -115,36 +155,9 @@ func TestExternalHistoryErrors(t *testing.T) {
 		_, err := p.GetExternalMetric(context.Background(), "ns", historySel(t, s), provider.ExternalMetricInfo{Metric: "queue_messages_ready"})
 		return err
 	}
-	for sel, want := range map[string]string{
-		"history.ebbflow.dev/range=7d":                                                     "needs both",
-		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5s":                         "history.ebbflow.dev/step",
-		"history.ebbflow.dev/range=60d,history.ebbflow.dev/step=1h":                        "history.ebbflow.dev/range",
-		"history.ebbflow.dev/range=7d,history.ebbflow.dev/step=5m,history.ebbflow.dev/x=1": "history.ebbflow.dev/x",
-		"history.ebbflow.dev/range!=7d,history.ebbflow.dev/step=5m":                        "history.ebbflow.dev/range",
-	} {
-		err := ask(sel)
-		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want a 400 naming %q", sel, err, want)
-		}
-	}
-	if len(mc.asked) != 0 {
-		t.Fatalf("Prometheus asked %q for invalid requests", mc.asked)
-	}
-	// Too many samples: a 400, not an answer of unbounded size.
-	q := `(sum by (queue) (queue_messages_ready{namespace="ns"}))[1d:1m]`
-	var m model.Matrix
-	for s := 0; s <= rules.MaxHistorySamples/1441; s++ {
-		ss := &model.SampleStream{Metric: model.Metric{"queue": model.LabelValue(fmt.Sprint(s))}, Values: make([]model.SamplePair, 1441)}
-		m = append(m, ss)
-	}
-	mc.answers[q] = m
-	if err := ask("history.ebbflow.dev/range=1d,history.ebbflow.dev/step=1m"); !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "narrow the metric selector") {
-		t.Fatalf("oversized history: %v", err)
-	}
-	// Prometheus failing: a generic 500.
-	if err := ask("history.ebbflow.dev/range=2d,history.ebbflow.dev/step=1m"); !apierrors.IsInternalError(err) || strings.Contains(err.Error(), "fake") {
-		t.Fatalf("failing Prometheus: %v", err)
-	}
+	checkHistoryRefusals(t, mc, ask, `(sum by (queue) (queue_messages_ready{namespace="ns"}))[1d:1m]`,
+		func(i int) model.Metric { return model.Metric{"queue": model.LabelValue(fmt.Sprint(i))} },
+		map[string]string{"history.ebbflow.dev/range!=7d,history.ebbflow.dev/step=5m": "history.ebbflow.dev/range"})
 }
 
 func TestExternalHistoryNeedsMatrixClient(t *testing.T) {

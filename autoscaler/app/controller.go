@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
@@ -108,17 +107,14 @@ func (c CompletedConfig) runController(ctx context.Context, fence controller.Lea
 		return fmt.Errorf("register metrics: %w", err)
 	}
 	pods := kubeInformers.Core().V1().Pods()
-	var nodes, configMaps cache.SharedIndexInformer
+	var cluster func() (controller.ClusterInformers, error)
 	if c.Options.ClusterProportional && c.Options.Autoscalers {
-		nodes = kubeInformers.Core().V1().Nodes().Informer()
-		configMaps = kubeInformers.Core().V1().ConfigMaps().Informer()
-		if err := configMaps.SetTransform(func(obj any) (any, error) { return controller.ProportionalTransform(obj) }); err != nil {
-			return fmt.Errorf("ConfigMap informer: %w", err)
+		cluster = func() (controller.ClusterInformers, error) {
+			return clusterInformers(ctx, kubeInformers)
 		}
 	}
 	ctrl, err := controller.New(c.controllerConfig(), controller.Deps{
-		Nodes:       nodes,
-		ConfigMaps:  configMaps,
+		Cluster:     cluster,
 		Scales:      scales,
 		Mapper:      mapper,
 		Metrics:     mc,
@@ -135,6 +131,24 @@ func (c CompletedConfig) runController(ctx context.Context, fence controller.Lea
 	defer kubeInformers.Shutdown()
 	defer ebbflowInformers.Shutdown()
 	return ctrl.Run(ctx)
+}
+
+// clusterInformers creates the node and ConfigMap informers of
+// ClusterProportional metrics in factory; their Start starts them until ctx
+// ends. The controller asks for them when it first evaluates an Autoscaler
+// with such a metric, after the factory's other informers started
+// (SharedInformerFactory.Start starts only the informers not yet started,
+// and nothing once the factory is shut down).
+func clusterInformers(ctx context.Context, factory informers.SharedInformerFactory) (controller.ClusterInformers, error) {
+	configMaps := factory.Core().V1().ConfigMaps().Informer()
+	if err := configMaps.SetTransform(controller.ProportionalTransform); err != nil {
+		return controller.ClusterInformers{}, fmt.Errorf("ConfigMap informer: %w", err)
+	}
+	return controller.ClusterInformers{
+		Nodes:      factory.Core().V1().Nodes().Informer(),
+		ConfigMaps: configMaps,
+		Start:      func() { factory.Start(ctx.Done()) },
+	}, nil
 }
 
 // checkCRD fails fast when Autoscalers are to be reconciled but their API is

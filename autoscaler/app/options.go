@@ -52,7 +52,7 @@ type Options struct {
 	HPAMode     string
 	Autoscalers bool
 	// ClusterProportional watches nodes and ConfigMaps for
-	// ClusterProportional metrics.
+	// ClusterProportional metrics (from the first Autoscaler with one).
 	ClusterProportional bool
 	// MetricsDedupWindow is how long an answer from the metrics APIs is
 	// reused for identical questions; negative means a third of SyncPeriod
@@ -121,7 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrentMetricReads, "max-concurrent-metric-reads", o.MaxConcurrentMetricReads, "Metric reads in flight at once over all workers, to bound the load on the metrics APIs.")
 	fs.StringVar(&o.HPAMode, "hpa-mode", o.HPAMode, "off: leave HorizontalPodAutoscalers alone; all: reconcile every autoscaling/v2 HorizontalPodAutoscaler (only where kube-controller-manager runs with --controllers=*,-horizontalpodautoscaling).")
 	fs.BoolVar(&o.Autoscalers, "autoscalers", o.Autoscalers, "Reconcile autoscaling.ebbflow.dev Autoscalers (needs the CRD).")
-	fs.BoolVar(&o.ClusterProportional, "cluster-proportional", o.ClusterProportional, "Serve ClusterProportional metrics of Autoscalers: watch nodes and ConfigMaps (only their linear and ladder keys are kept in memory). Needs list/watch on nodes and configmaps.")
+	fs.BoolVar(&o.ClusterProportional, "cluster-proportional", o.ClusterProportional, "Serve ClusterProportional metrics of Autoscalers: watch nodes and ConfigMaps (only their linear and ladder keys are kept in memory) from the first Autoscaler with such a metric on. Needs list/watch on nodes and configmaps.")
 	fs.DurationVar(&o.MetricsDedupWindow, "metrics-dedup-window", o.MetricsDedupWindow, "How long an answer of the metrics APIs is reused for the same question from other autoscalers; 0 only merges concurrent identical reads; negative (the default) means a third of the sync period. Must be shorter than the sync period; an autoscaler with a shorter spec.syncPeriodSeconds reuses no answer older than its own period.")
 	fs.StringVar(&o.HealthAddr, "health-addr", o.HealthAddr, "Address serving /healthz and /metrics.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)

@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,13 +19,93 @@ import (
 // without the node informer.
 var errNoNodeInformer = errors.New("the controller does not watch nodes (cluster-proportional metrics are off)")
 
+// ClusterInformers are the informers ClusterProportional metrics read.
+type ClusterInformers struct {
+	Nodes cache.SharedIndexInformer
+	// ConfigMaps may be transformed with ProportionalTransform (nil:
+	// configMapRef unsupported).
+	ConfigMaps cache.SharedIndexInformer
+	// Start starts both; the controller calls it once, after adding its
+	// event handlers.
+	Start func()
+}
+
+// lazyCluster builds the cluster watch when the first object with a
+// ClusterProportional metric is evaluated, so that a controller none of
+// whose objects has one lists and caches no Node and no ConfigMap.
+type lazyCluster struct {
+	informers func() (ClusterInformers, error) // nil: off
+	enqueue   func(key string)
+	// maxWait bounds how long one evaluation waits for the caches to sync
+	// (0: as long as its context), so that informers that cannot sync (no
+	// list permission on nodes) fail those metrics instead of holding
+	// workers.
+	maxWait time.Duration
+
+	mu  sync.Mutex
+	w   *clusterWatch // nil until built
+	err error         // why it could not be built (kept: not transient)
+}
+
+// get returns the watch once its caches have synced, building it and
+// starting its informers on the first call. Evaluations calling it while
+// the caches sync wait, at most maxWait and until ctx ends.
+func (l *lazyCluster) get(ctx context.Context) (*clusterWatch, error) {
+	l.mu.Lock()
+	if l.w == nil && l.err == nil {
+		l.w, l.err = l.build()
+	}
+	w, err := l.w, l.err
+	l.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if l.maxWait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.maxWait)
+		defer cancel()
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), w.synced()...) {
+		return nil, errors.New("the node and ConfigMap caches have not synced yet")
+	}
+	return w, nil
+}
+
+func (l *lazyCluster) build() (*clusterWatch, error) {
+	if l.informers == nil {
+		return nil, errNoNodeInformer
+	}
+	inf, err := l.informers()
+	if err != nil {
+		return nil, fmt.Errorf("cluster-proportional informers: %w", err)
+	}
+	if inf.Nodes == nil {
+		return nil, errNoNodeInformer
+	}
+	w, err := newClusterWatch(inf.Nodes, inf.ConfigMaps, l.enqueue)
+	if err != nil {
+		return nil, err
+	}
+	if inf.Start != nil {
+		inf.Start()
+	}
+	return w, nil
+}
+
+// built returns the watch, or nil when no evaluation has needed it yet.
+func (l *lazyCluster) built() *clusterWatch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w
+}
+
 // clusterWatch feeds ClusterProportional metrics: one node informer shared
 // by every Autoscaler, node counts kept per node selector in use (so a node
 // event costs one update per selector, and an evaluation reads a count),
 // and the CPA ConfigMaps Autoscalers refer to. A node or ConfigMap event
 // evaluates the Autoscalers that depend on it at once.
 type clusterWatch struct {
-	nodes      cache.SharedIndexInformer // nil: off
+	nodes      cache.SharedIndexInformer
 	configMaps cache.SharedIndexInformer // nil: configMapRef unsupported
 	counters   *proportional.Counters
 	enqueue    func(key string)
@@ -41,24 +123,24 @@ type usage struct {
 	configMaps []string
 }
 
+// newClusterWatch adds the watch's event handlers to nodes (required) and
+// configMaps (optional).
 func newClusterWatch(nodes, configMaps cache.SharedIndexInformer, enqueue func(string)) (*clusterWatch, error) {
 	w := &clusterWatch{nodes: nodes, configMaps: configMaps, counters: proportional.NewCounters(), enqueue: enqueue,
 		users: map[string]map[string]struct{}{}, uses: map[string]usage{}}
-	if nodes != nil {
-		if _, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { w.nodeChanged(w.counters.Update, obj) },
-			UpdateFunc: func(_, obj any) { w.nodeChanged(w.counters.Update, obj) },
-			DeleteFunc: func(obj any) {
-				if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-					obj = t.Obj
-				}
-				if n, ok := obj.(*corev1.Node); ok {
-					w.notify("sel:", w.counters.Delete(n.Name))
-				}
-			},
-		}); err != nil {
-			return nil, fmt.Errorf("add node event handler: %w", err)
-		}
+	if _, err := nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.nodeChanged(w.counters.Update, obj) },
+		UpdateFunc: func(_, obj any) { w.nodeChanged(w.counters.Update, obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				w.notify("sel:", w.counters.Delete(n.Name))
+			}
+		},
+	}); err != nil {
+		return nil, fmt.Errorf("add node event handler: %w", err)
 	}
 	if configMaps != nil {
 		h := func(obj any) {
@@ -101,24 +183,18 @@ func (w *clusterWatch) notify(prefix string, changed []string) {
 
 // synced lists the informers to wait for.
 func (w *clusterWatch) synced() []cache.InformerSynced {
-	var out []cache.InformerSynced
-	for _, i := range []cache.SharedIndexInformer{w.nodes, w.configMaps} {
-		if i != nil {
-			out = append(out, i.HasSynced)
-		}
+	out := []cache.InformerSynced{w.nodes.HasSynced}
+	if w.configMaps != nil {
+		out = append(out, w.configMaps.HasSynced)
 	}
 	return out
 }
 
-// size returns the counts of the nodes selector matches, and records that
-// key depends on them.
-func (w *clusterWatch) size(selector labels.Selector) (proportional.ClusterSize, error) {
-	if w.nodes == nil {
-		return proportional.ClusterSize{}, errNoNodeInformer
-	}
+// size returns the counts of the nodes selector matches.
+func (w *clusterWatch) size(selector labels.Selector) proportional.ClusterSize {
 	c := w.counters.Acquire(selector, w.listNodes)
 	defer w.counters.Release(selector)
-	return c.Size(), nil
+	return c.Size()
 }
 
 // use records what key depends on, keeping its counters alive, and releases

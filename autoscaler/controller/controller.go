@@ -18,7 +18,8 @@
 // after which the key is due again), observe.go (the reads, bounded in
 // concurrency), backend.go and autoscaler.go (the kinds), pods.go (pod label
 // index, ambiguous selector detection), cluster.go (nodes and ConfigMaps of
-// ClusterProportional metrics), history.go (the forecasts' histories, read
+// ClusterProportional metrics, watched from the first object that has
+// one), history.go (the forecasts' histories, read
 // only for a spec with a forecast), selfmetrics.go (the controller's
 // Prometheus metrics).
 //
@@ -90,12 +91,14 @@ type Deps struct {
 	Clock    clock.WithTicker
 	// SelfMetrics records the controller's own metrics (see NewSelfMetrics).
 	SelfMetrics *SelfMetrics
-	// Nodes and ConfigMaps are the shared informers ClusterProportional
-	// metrics read (optional: nil turns those metrics, or their
-	// configMapRef, into errors). ConfigMaps may be transformed with
-	// ProportionalTransform.
-	Nodes      cache.SharedIndexInformer
-	ConfigMaps cache.SharedIndexInformer
+	// Cluster returns the informers ClusterProportional metrics read, not
+	// started (optional: nil turns those metrics into errors). The
+	// controller calls it when it first evaluates an object with such a
+	// metric, adds its event handlers, starts them and waits for their
+	// caches (at most one sync period per evaluation; until they sync,
+	// those metrics fail): until then no Node or ConfigMap is listed or
+	// cached.
+	Cluster func() (ClusterInformers, error)
 	// Lease bounds every evaluation under leader election (optional: nil
 	// without leader election).
 	Lease LeaseFence
@@ -119,7 +122,7 @@ type Controller struct {
 	tracker   *selectorTracker
 	writes    *writeTracker
 	podSource *podSource
-	cluster   *clusterWatch
+	cluster   *lazyCluster
 	reads     *readLimiter
 	periods   *periods
 	histories historyCache // history.go
@@ -154,9 +157,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		return nil, err
 	}
 	c.podSource = pods
-	if c.cluster, err = newClusterWatch(deps.Nodes, deps.ConfigMaps, func(key string) { c.enqueueAfter(key, 0) }); err != nil {
-		return nil, err
-	}
+	c.cluster = &lazyCluster{informers: deps.Cluster, enqueue: func(key string) { c.enqueueAfter(key, 0) }, maxWait: cfg.SyncPeriod}
 	for _, b := range backends {
 		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
 			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())
@@ -174,7 +175,7 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
-	synced := append([]cache.InformerSynced{c.deps.Pods.HasSynced}, c.cluster.synced()...)
+	synced := []cache.InformerSynced{c.deps.Pods.HasSynced}
 	for _, b := range c.backends {
 		synced = append(synced, b.Informer().HasSynced)
 	}

@@ -51,7 +51,7 @@ func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *e
 		if obj.Spec.HasForecast() {
 			c.readHistories(ctx, key, obj, in.Readings)
 		}
-		in.Proportional = c.observeProportional(key, obj)
+		in.Proportional = c.observeProportional(ctx, key, obj)
 	}
 	in.ReadAt = c.deps.Clock.Now()
 	return ts
@@ -153,8 +153,9 @@ func isEmptyAnswer(err error) bool {
 // observeProportional reads, for every ClusterProportional metric, the
 // node count of its selector and the ConfigMap it refers to, and records
 // what the object depends on so that node and ConfigMap events evaluate it
-// at once.
-func (c *Controller) observeProportional(key string, obj *Object) []evaluation.ProportionalReading {
+// at once. The first such read starts the node and ConfigMap informers
+// (lazyCluster).
+func (c *Controller) observeProportional(ctx context.Context, key string, obj *Object) []evaluation.ProportionalReading {
 	srcs := obj.Spec.Proportional
 	if len(srcs) == 0 {
 		return nil
@@ -172,19 +173,31 @@ func (c *Controller) observeProportional(key string, obj *Object) []evaluation.P
 			u.configMaps = append(u.configMaps, obj.Namespace+"/"+ref.Name)
 		}
 	}
+	w, err := c.cluster.get(ctx)
+	if err != nil {
+		for i, src := range srcs {
+			if out[i].SelectorErr == nil {
+				out[i].SizeErr = err
+				if src.Source.ConfigMapRef != nil {
+					out[i].ConfigMapErr = err
+				}
+			}
+		}
+		return out
+	}
 	// Depend first, read second: a node or ConfigMap event after the
 	// reads below finds this object among the dependants and evaluates it
 	// again (read first, an event between the reads and use was lost until
 	// the next sync period, and a new selector's nodes were counted twice).
-	c.cluster.use(key, u)
+	w.use(key, u)
 	for i, src := range srcs {
 		if out[i].SelectorErr != nil {
 			continue
 		}
 		if ref := src.Source.ConfigMapRef; ref != nil {
-			out[i].ConfigMap, out[i].ConfigMapFound, out[i].ConfigMapErr = c.cluster.configMapData(obj.Namespace, ref.Name)
+			out[i].ConfigMap, out[i].ConfigMapFound, out[i].ConfigMapErr = w.configMapData(obj.Namespace, ref.Name)
 		}
-		out[i].Size, out[i].SizeErr = c.cluster.size(sels[i])
+		out[i].Size = w.size(sels[i])
 	}
 	return out
 }

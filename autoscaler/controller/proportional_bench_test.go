@@ -62,10 +62,7 @@ func newProportionalScale(b *testing.B, nodes, n, selectors int) *proportionalSc
 		}
 		s.keys = append(s.keys, "Autoscaler/ns/"+name)
 	}
-	f.deps = func(d *Deps) {
-		d.Nodes = nodeInformer
-		d.ConfigMaps = f.factory.Core().V1().ConfigMaps().Informer()
-	}
+	f.deps = func(d *Deps) { d.Cluster = seededCluster(f, nodeInformer) }
 	f.build(NewAutoscalerBackend(s.informer, s.client.AutoscalingV1alpha1()))
 	for _, k := range s.keys {
 		s.sync(b, k)
@@ -137,7 +134,7 @@ func BenchmarkProportionalNodeEvent(b *testing.B) {
 		for _, event := range []string{"heartbeat", "cordon"} {
 			b.Run(fmt.Sprintf("nodes=5000/autoscalers=100/selectors=%d/event=%s", selectors, event), func(b *testing.B) {
 				s := newProportionalScale(b, 5000, 100, selectors)
-				w := s.f.ctrl.cluster
+				w := s.f.ctrl.cluster.built()
 				evaluations := 0
 				b.ResetTimer()
 				for i := range b.N {

@@ -60,13 +60,13 @@ func TestProportionalEventDuringFirstEvaluation(t *testing.T) {
 		}
 	}}
 	f.deps = func(d *Deps) {
-		d.Nodes = listHookInformer{SharedIndexInformer: nodes, store: store}
-		d.ConfigMaps = f.factory.Core().V1().ConfigMaps().Informer()
+		d.Cluster = seededCluster(f, listHookInformer{SharedIndexInformer: nodes, store: store})
 	}
 	l := newAutoscalerLoop(f, a)
 	got := l.step()
 	// The informer delivers the stored node's event after storing it.
-	f.ctrl.cluster.nodeChanged(f.ctrl.cluster.counters.Update, joined)
+	w := f.ctrl.cluster.built()
+	w.nodeChanged(w.counters.Update, joined)
 	if !slices.Equal(got, []int32{3}) && f.ctrl.queue.Len() == 0 {
 		t.Errorf("scale writes %v and nothing queued: the node that joined during the evaluation is lost until the next sync", got)
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
@@ -41,12 +42,23 @@ func proportionalFixture(t *testing.T, a *v1alpha1.Autoscaler, nodes ...*corev1.
 			t.Fatal(err)
 		}
 	}
-	f.deps = func(d *Deps) {
-		d.Nodes = f.factory.Core().V1().Nodes().Informer()
-		d.ConfigMaps = f.factory.Core().V1().ConfigMaps().Informer()
-	}
+	f.deps = func(d *Deps) { d.Cluster = seededCluster(f, f.factory.Core().V1().Nodes().Informer()) }
 	return f, newAutoscalerLoop(f, a)
 }
+
+// seededCluster gives the controller f's node (nodes) and ConfigMap
+// informers as tests seed them: filled through their indexers, never
+// started, so synced from the start.
+func seededCluster(f *fixture, nodes cache.SharedIndexInformer) func() (ClusterInformers, error) {
+	return func() (ClusterInformers, error) {
+		return ClusterInformers{Nodes: seeded{nodes}, ConfigMaps: seeded{f.factory.Core().V1().ConfigMaps().Informer()}, Start: func() {}}, nil
+	}
+}
+
+// seeded is an informer filled by the test: synced, never started.
+type seeded struct{ cache.SharedIndexInformer }
+
+func (seeded) HasSynced() bool { return true }
 
 func dnsAutoscaler(src v1alpha1.ClusterProportionalSource, extra ...v1alpha1.MetricSpec) *v1alpha1.Autoscaler {
 	hpa := newHPA("dns", "dns", 1, 100)
@@ -84,9 +96,10 @@ func TestProportionalLinear(t *testing.T) {
 	if err := f.factory.Core().V1().Nodes().Informer().GetIndexer().Add(n); err != nil {
 		t.Fatal(err)
 	}
-	f.ctrl.cluster.counters.Update(n)
-	if keys := f.ctrl.cluster.users["sel:"]; len(keys) != 1 {
-		t.Errorf("dependants of every node: %v", f.ctrl.cluster.users)
+	w := f.ctrl.cluster.built()
+	w.counters.Update(n)
+	if keys := w.users["sel:"]; len(keys) != 1 {
+		t.Errorf("dependants of every node: %v", w.users)
 	}
 	if got := l.step(); !slices.Equal(got, []int32{40}) {
 		t.Errorf("after a node joined: scale writes %v, want [40] (28 cores / 0.7)", got)

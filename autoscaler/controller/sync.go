@@ -61,7 +61,9 @@ func (c *Controller) forget(key string) {
 	c.tracker.remove(key)
 	c.due.forget(key)
 	c.deps.SelfMetrics.forget(key)
-	c.cluster.forget(key)
+	if w := c.cluster.built(); w != nil {
+		w.forget(key)
+	}
 	c.periods.forget(key)
 	c.histories.forget(key)
 }

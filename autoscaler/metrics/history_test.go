@@ -40,8 +40,7 @@ func (a *historyAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":400,"reason":"BadRequest","message":"bad"}`, http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(externalmetricsv1beta1.ExternalMetricValueList{
+	writeJSON(w, externalmetricsv1beta1.ExternalMetricValueList{
 		TypeMeta: metav1.TypeMeta{Kind: "ExternalMetricValueList", APIVersion: "external.metrics.k8s.io/v1beta1"}, Items: items})
 }
 
@@ -50,11 +49,24 @@ func item(sec int64, v string, queue string) externalmetricsv1beta1.ExternalMetr
 		Timestamp: metav1.NewTime(time.Unix(sec, 0)), Value: apiresource.MustParse(v)}
 }
 
-func newHistoryREST(t *testing.T, api *historyAPI) *metrics.REST {
+// serveAPI serves api (a fake metrics API) until the test ends and returns
+// a client config for it.
+func serveAPI(t *testing.T, api http.Handler) *rest.Config {
 	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	external, err := externalclient.NewForConfig(&rest.Config{Host: srv.URL})
+	return &rest.Config{Host: srv.URL}
+}
+
+// writeJSON answers with body as JSON.
+func writeJSON(w http.ResponseWriter, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func newHistoryREST(t *testing.T, api *historyAPI) *metrics.REST {
+	t.Helper()
+	external, err := externalclient.NewForConfig(serveAPI(t, api))
 	if err != nil {
 		t.Fatal(err)
 	}

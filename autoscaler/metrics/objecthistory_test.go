@@ -2,10 +2,8 @@ package metrics_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -43,8 +40,7 @@ func (a *objectHistoryAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d,"reason":"BadRequest","message":"history.ebbflow.dev/step: too short"}`, a.status)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(cmv1beta2.MetricValueList{
+	writeJSON(w, cmv1beta2.MetricValueList{
 		TypeMeta: metav1.TypeMeta{Kind: "MetricValueList", APIVersion: "custom.metrics.k8s.io/v1beta2"}, Items: a.items})
 }
 
@@ -55,9 +51,7 @@ func objItem(sec int64, v string) cmv1beta2.MetricValue {
 
 func newObjectHistoryREST(t *testing.T, api *objectHistoryAPI) *metrics.REST {
 	t.Helper()
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	client, err := metrics.NewObjectHistoryClient(&rest.Config{Host: srv.URL})
+	client, err := metrics.NewObjectHistoryClient(serveAPI(t, api))
 	if err != nil {
 		t.Fatal(err)
 	}

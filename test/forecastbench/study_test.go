@@ -30,41 +30,77 @@ import (
 // forecast uses at least the replica-hours of the reactive HPA at its
 // target, and the oracle is never short.
 func TestForecastStudy(t *testing.T) {
-	const peakPods, capacity = 40, 100.0
 	startups := studyStartups(t, []int{0, 60, 120, 300})
-	want := os.Getenv("EBBFLOW_STUDY_TRACES")
-	zero := resource.MustParse("0")
 	var out strings.Builder
+	eachStudyTrace(t, func(string) time.Duration { return 63 * forecast.Daily }, func(tr studyTrace) {
+		for _, su := range startups {
+			startup := time.Duration(su) * time.Second
+			base := studySetup(startup, 7*forecast.Daily)
+			both := []forecast.Method{forecast.LevelCorrected, forecast.SeasonalMax}
+			rows := replays(t, tr.name, tr.series, tr.start, base, su, []variant{
+				{"", func(*Setup) {}, both},
+				{"lead+5m ", func(s *Setup) { s.Targets, s.Lead = nil, startup+5*time.Minute }, both},
+			})
+			WriteTable(&out, fmt.Sprintf("**%s**, start-up %v, default tolerance (10 %%)", tr.name, startup), rows)
+			rows = replays(t, tr.name, tr.series, tr.start, base, su, []variant{{"", toleranceZero, []forecast.Method{forecast.LevelCorrected}}})
+			WriteTable(&out, fmt.Sprintf("**%s**, start-up %v, behavior.scaleUp.tolerance 0", tr.name, startup), rows)
+		}
+	})
+	writeStudy(t, out.String())
+}
+
+// The studies replay each trace scaled to a peak of studyPeakPods pods of
+// studyCapacity each.
+const studyPeakPods, studyCapacity = 40, 100.0
+
+// studyTrace is one trace of a study on its 1-minute grid.
+type studyTrace struct {
+	name   string
+	series simulate.Series
+	start  time.Time
+}
+
+// eachStudyTrace calls f with each trace EBBFLOW_STUDY_TRACES
+// (comma-separated names) selects, all by default, resampled at 1-minute
+// steps over span(name) and scaled to the studies' peak.
+func eachStudyTrace(t *testing.T, span func(name string) time.Duration, f func(studyTrace)) {
+	t.Helper()
+	want := os.Getenv("EBBFLOW_STUDY_TRACES")
 	for _, tr := range Traces(tracesDir()) {
 		if want != "" && !strings.Contains(","+want+",", ","+tr.Name+",") {
 			continue
 		}
-		g, err := Resample(tr, time.Minute, 63*forecast.Daily)
+		g, err := Resample(tr, time.Minute, span(tr.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		series := milli(g.Scaled(peakPods * capacity))
-		for _, su := range startups {
-			startup := time.Duration(su) * time.Second
-			base := Setup{Capacity: capacity, Targets: []float64{1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6}, ForecastTargets: []float64{1, 0.9, 0.8},
-				Season: "Daily", Step: time.Minute, Startup: startup, Warmup: 7 * forecast.Daily, MaxReplicas: 100}
-			tol0 := func(s *Setup) {
-				s.Targets, s.ForecastTargets = s.Targets[:5], []float64{1, 0.95}
-				s.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{Tolerance: &zero}}
-			}
-			both := []forecast.Method{forecast.LevelCorrected, forecast.SeasonalMax}
-			rows := replays(t, tr.Name, series, g.Start, base, su, []variant{
-				{"", func(*Setup) {}, both},
-				{"lead+5m ", func(s *Setup) { s.Targets, s.Lead = nil, startup+5*time.Minute }, both},
-			})
-			WriteTable(&out, fmt.Sprintf("**%s**, start-up %v, default tolerance (10 %%)", tr.Name, startup), rows)
-			rows = replays(t, tr.Name, series, g.Start, base, su, []variant{{"", tol0, []forecast.Method{forecast.LevelCorrected}}})
-			WriteTable(&out, fmt.Sprintf("**%s**, start-up %v, behavior.scaleUp.tolerance 0", tr.Name, startup), rows)
-		}
+		f(studyTrace{name: tr.Name, series: milli(g.Scaled(studyPeakPods * studyCapacity)), start: g.Start})
 	}
-	t.Log(out.String())
+}
+
+// studySetup is the studies' base setup at a pod start-up: reactive
+// targets from 100 to 60 %, forecasts at 100, 90 and 80 % with a daily
+// season, one-minute steps, rows scored after warmup.
+func studySetup(startup, warmup time.Duration) Setup {
+	return Setup{Capacity: studyCapacity, Targets: []float64{1, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6}, ForecastTargets: []float64{1, 0.9, 0.8},
+		Season: "Daily", Step: time.Minute, Startup: startup, Warmup: warmup, MaxReplicas: 100}
+}
+
+// toleranceZero sets a scale-up tolerance of 0, at reactive targets from
+// 100 to 80 % and forecasts at 100 and 95 %.
+func toleranceZero(s *Setup) {
+	zero := resource.MustParse("0")
+	s.Targets, s.ForecastTargets = s.Targets[:5], []float64{1, 0.95}
+	s.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{Tolerance: &zero}}
+}
+
+// writeStudy logs a study's tables and writes them to
+// EBBFLOW_FORECAST_BENCH_OUT when set.
+func writeStudy(t *testing.T, out string) {
+	t.Helper()
+	t.Log(out)
 	if f := os.Getenv("EBBFLOW_FORECAST_BENCH_OUT"); f != "" {
-		if err := os.WriteFile(f, []byte(out.String()), 0o644); err != nil {
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
@@ -79,13 +80,13 @@ func backfillDaily(t *testing.T, from, at time.Time, dataDir string) {
 	}
 }
 
-// newHistoryStack is the adapter's provider over the guarded HTTP client (as
-// the server wires it) behind custom-metrics-apiserver's handlers, and a
-// metrics.REST over them as the autoscaler wires it.
-func newHistoryStack(t *testing.T, promURL string) *metrics.REST {
+// historyProvider is the adapter's provider over the guarded HTTP client to
+// promURL (as the server wires it) with the rules of rulesYAML, discovered.
+// It returns the RESTMapper it uses too.
+func historyProvider(t *testing.T, promURL, rulesYAML string) (*provider.Provider, apimeta.RESTMapper) {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(simulateRules), mapper)
+	set, err := ruleset.Parse([]byte(rulesYAML), mapper)
 	must(t, err)
 	reg := prometheus.NewRegistry()
 	hc, err := prom.NewHTTPClient(promURL, nil, prom.VerbGET)
@@ -98,6 +99,15 @@ func newHistoryStack(t *testing.T, promURL string) *metrics.REST {
 	must(t, disc.Relist(ctxFor(t, time.Minute)))
 	prov, err := provider.New(provider.Options{Prom: guard, Discovery: disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
 	must(t, err)
+	return prov, mapper
+}
+
+// newHistoryStack is the adapter's provider over the guarded HTTP client (as
+// the server wires it) behind custom-metrics-apiserver's handlers, and a
+// metrics.REST over them as the autoscaler wires it.
+func newHistoryStack(t *testing.T, promURL string) *metrics.REST {
+	t.Helper()
+	prov, _ := historyProvider(t, promURL, simulateRules)
 	srv := httptest.NewServer(apiHandler(t, prov))
 	t.Cleanup(srv.Close)
 	external, err := externalclient.NewForConfig(&rest.Config{Host: srv.URL})

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/labels"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -21,12 +20,6 @@ import (
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 	cmapiserver "sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/discovery"
-	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
-	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 	"github.com/ebbflow/ebbflow/adapter/server"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -83,20 +76,7 @@ func backfillHits(t *testing.T, from, at time.Time, dataDir string) {
 // server's URL too.
 func newObjectHistoryStack(t *testing.T, promURL string) (*metrics.REST, string) {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(objectHistoryRules), mapper)
-	must(t, err)
-	reg := prometheus.NewRegistry()
-	hc, err := prom.NewHTTPClient(promURL, nil, prom.VerbGET)
-	must(t, err)
-	guard, err := prom.NewGuard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
-	must(t, err)
-	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: time.Hour, Registerer: reg})
-	must(t, err)
-	disc.SetRules(set.Rules)
-	must(t, disc.Relist(ctxFor(t, time.Minute)))
-	prov, err := provider.New(provider.Options{Prom: guard, Discovery: disc, Lister: &objfake.Lister{}, Mapper: mapper, Registerer: reg})
-	must(t, err)
+	prov, mapper := historyProvider(t, promURL, objectHistoryRules)
 	cfg := genericapiserver.NewRecommendedConfig(cmapiserver.Codecs)
 	cfg.LoopbackClientConfig = &rest.Config{}
 	cfg.ExternalAddress = "127.0.0.1:443"
