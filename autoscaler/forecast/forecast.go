@@ -90,6 +90,14 @@ type Forecast struct {
 
 // Of forecasts req from h.
 func Of(h History, req Request) Forecast {
+	var kn *knobs
+	req.Method, kn = parseKnobs(req.Method)
+	if kn != nil {
+		req.Level, req.Window, req.Seasons = kn.level, kn.win, kn.k
+		if kn.perfect != "" {
+			return perfectOf(h, req, kn.perfect)
+		}
+	}
 	if err := validate(h, &req); err != nil {
 		return none(ReasonInvalid, err.Error())
 	}
@@ -107,7 +115,15 @@ func Of(h History, req Request) Forecast {
 	case SeasonalNaive:
 		f = seasonal(g, req, 1, mean, false, median)
 	case LevelCorrected:
-		f = seasonal(g, req, req.Seasons, mean, true, median)
+		if kn != nil {
+			var agg aggregate = mean
+			if kn.agg == "peak" {
+				agg = peak
+			}
+			f = seasonal(g, req, req.Seasons, agg, true, quantile(kn.q))
+		} else {
+			f = seasonal(g, req, req.Seasons, mean, true, median)
+		}
 	case SeasonalMax:
 		f = seasonal(g, req, req.Seasons, peak, false, trimmedMax)
 	case HoltWinters:
