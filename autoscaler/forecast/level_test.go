@@ -24,7 +24,7 @@ func TestForecastLevelFollowsTheLastMinutes(t *testing.T) {
 		{"a fall by half 20 minutes ago", scaleFrom(now.Add(-20*time.Minute), 0.5), 0.5},
 		{"load doubled today, history read 4 minutes ago", readAt(now.Add(-4*time.Minute), double(now)), 2},
 		{"load doubled today, history read 30 minutes ago", readAt(now.Add(-30*time.Minute), double(now)), 2},
-		{"no level: the last minutes are a gap", blankFrom(now.Add(-10*time.Minute)), 1},
+		{"no level: the last minutes are a gap", blankFrom(now.Add(-10 * time.Minute)), 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
