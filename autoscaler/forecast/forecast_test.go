@@ -63,6 +63,7 @@ func TestForecastRobustness(t *testing.T) {
 		{"one-off spike, level corrected", spikeDay(2), LevelCorrected, 0.05},
 		{"load doubled today", double(now), LevelCorrected, 0.05},
 		{"gaps in the history", holes, SeasonalMax, 0.05},
+		{"gaps in the history, level corrected", holes, LevelCorrected, 0.05},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
