@@ -103,7 +103,8 @@ func simulateWithForecast(t *testing.T, url string, p Placed) {
 		// The score counts pods short of the target (not of the capacity).
 		// With a scale-up tolerance a floor can be shorter of them: a count
 		// it raised is within the tolerance of a later proposal the reactive
-		// spec, from its lower count, scales up to. Without one it cannot.
+		// spec, from its lower count, scales up to. Without one every
+		// proposal above the count is taken, so it cannot.
 		if i == 1 && fc.Summary.Score.ShortPodSeconds > reactive.Summary.Score.ShortPodSeconds {
 			t.Errorf("%s: with a scale-up tolerance of 0 the floor must never be shorter of pods than the reactive spec", fc.Name)
 		}
