@@ -26,8 +26,8 @@ const (
 	DefaultWindow = 5 * time.Minute
 	// DefaultLevel is the window of the recent level LevelCorrected
 	// compares: the last 5 minutes of the history. On the replays of real
-	// traffic a shorter window followed the day's own level better (1 hour:
-	// ratios 0.50–0.59, 5 minutes: 0.11–0.16; docs/benchmarks.md).
+	// traffic (docs/benchmarks.md, "The level window") it followed the
+	// day's own level on each ramp better than the hour used before.
 	DefaultLevel = 5 * time.Minute
 	// maxRatio bounds LevelCorrected's ratio to [1/maxRatio, maxRatio].
 	maxRatio = 4
