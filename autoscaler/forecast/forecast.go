@@ -24,8 +24,11 @@ const (
 	// DefaultWindow is the half-width of the window around the target time
 	// read in each past season.
 	DefaultWindow = 5 * time.Minute
-	// DefaultLevel is the window of the recent level LevelCorrected compares.
-	DefaultLevel = time.Hour
+	// DefaultLevel is the window of the recent level LevelCorrected
+	// compares: the last 5 minutes of the history. On the replays of real
+	// traffic (docs/benchmarks.md, "The level window") it followed the
+	// day's own level on each ramp better than the hour used before.
+	DefaultLevel = 5 * time.Minute
 	// maxRatio bounds LevelCorrected's ratio to [1/maxRatio, maxRatio].
 	maxRatio = 4
 )
@@ -73,7 +76,9 @@ type Request struct {
 	// Window is the half-width of the window around the target time read in
 	// each past season (0: DefaultWindow).
 	Window time.Duration
-	// Level is the window of LevelCorrected's recent level (0: DefaultLevel).
+	// Level is the window of LevelCorrected's recent level (0:
+	// DefaultLevel), ending at the history's last point (at Now at the
+	// latest): a history read a few minutes before Now still has a level.
 	Level time.Duration
 }
 

@@ -63,6 +63,7 @@ func TestForecastRobustness(t *testing.T) {
 		{"one-off spike, level corrected", spikeDay(2), LevelCorrected, 0.05},
 		{"load doubled today", double(now), LevelCorrected, 0.05},
 		{"gaps in the history", holes, SeasonalMax, 0.05},
+		{"gaps in the history, level corrected", holes, LevelCorrected, 0.05},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,9 +183,10 @@ func TestForecastLongHistoryIsCapped(t *testing.T) {
 }
 
 func FuzzForecast(f *testing.F) {
-	f.Add([]byte{1, 2, 3, 4, 200, 0, 9}, int64(time.Minute), int64(Daily), int64(time.Minute), int64(Daily), uint8(2), uint8(3))
-	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127}, int64(time.Hour), int64(Weekly), int64(0), int64(-Daily), uint8(3), uint8(8))
-	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, now int64, method, seasons uint8) {
+	f.Add([]byte{1, 2, 3, 4, 200, 0, 9}, int64(time.Minute), int64(Daily), int64(time.Minute), int64(Daily), uint8(2), uint8(3), int64(0))
+	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127}, int64(time.Hour), int64(Weekly), int64(0), int64(-Daily), uint8(3), uint8(8), int64(time.Hour))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 9, 9}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(10*time.Minute), uint8(1), uint8(1), int64(time.Minute))
+	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, now int64, method, seasons uint8, level int64) {
 		h := History{Start: t0, Step: time.Duration(step)}
 		for i := 0; i+8 <= len(raw) && len(h.Values) < 4096; i += 8 {
 			bits := uint64(0)
@@ -197,7 +199,7 @@ func FuzzForecast(f *testing.F) {
 			h.Values = append(h.Values, float64(raw[i]))
 		}
 		req := Request{Now: t0.Add(time.Duration(now)), Lead: time.Duration(lead), Season: time.Duration(season),
-			Method: Methods[int(method)%len(Methods)], Seasons: int(seasons % (MaxSeasons + 2))}
+			Method: Methods[int(method)%len(Methods)], Seasons: int(seasons % (MaxSeasons + 2)), Level: time.Duration(level)}
 		out := Of(h, req)
 		if out.OK && (math.IsNaN(out.Value) || math.IsInf(out.Value, 0) || out.Value < 0) {
 			t.Fatalf("forecast %v of %+v", out.Value, req)

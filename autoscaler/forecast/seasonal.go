@@ -8,13 +8,21 @@ import (
 )
 
 // seasonal reads the window around the target time in each of the last k
-// seasons with agg, optionally scales each by the recent level over that
-// season's level at the same time, and combines the seasons' values.
+// seasons with agg, optionally scales each by the recent level (the last
+// req.Level of the history) over that season's level at the same time, and
+// combines the seasons' values.
 func seasonal(g view, req Request, k int, agg aggregate, level bool, combine func([]float64) float64) Forecast {
 	target := req.Now.Add(req.Lead)
 	recent, recentOK := 0.0, false
+	// The level ends at the history's last point: a history read a few
+	// minutes ago (the controller refreshes it every few minutes) compares
+	// its own last minutes, not an empty window.
+	end := req.Now
+	if n := len(g.values); n > 0 && g.time(n-1).Before(end) {
+		end = g.time(n - 1)
+	}
 	if level {
-		recent, recentOK = mean(g, req.Now.Add(-req.Level), req.Now)
+		recent, recentOK = mean(g, end.Add(-req.Level), end)
 	}
 	var vals [MaxSeasons]float64
 	n := 0
@@ -32,7 +40,7 @@ func seasonal(g view, req Request, k int, agg aggregate, level bool, combine fun
 			continue
 		}
 		if level && recentOK {
-			if then, ok := mean(g, req.Now.Add(-back-req.Level), req.Now.Add(-back)); ok {
+			if then, ok := mean(g, end.Add(-back-req.Level), end.Add(-back)); ok {
 				v *= ratio(recent, then)
 			}
 		}

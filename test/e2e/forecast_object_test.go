@@ -135,7 +135,11 @@ func TestForecastOnObjectMetric(t *testing.T) {
 	spec.ScaleTargetRef.Name = objectApp
 	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: objectApp}, Spec: v1alpha1.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
-	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
+	// SeasonalNaive forecasts the past days' objectPast whatever the live
+	// value; LevelCorrected (the default) follows the last 5 minutes, the
+	// live objectNow, within minutes.
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("SeasonalNaive"),
+		PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
 	// The controller reads a history again only every 5 minutes: create the
 	// Autoscaler once Prometheus answers with the backfilled days.
 	if _, err := pollUntil(time.Minute, func(ctx context.Context) bool {
