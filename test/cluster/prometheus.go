@@ -45,12 +45,15 @@ func (c *Cluster) startPrometheus(ctx context.Context, opts promtest.Options) er
 
 // backfillPrometheus turns openMetrics (OpenMetrics text ending in "# EOF",
 // samples with timestamps) into TSDB blocks in dataDir with promtool
-// (promtest.Backfill), before Prometheus opens that directory.
+// (promtest.Backfill), before Prometheus opens that directory. Blocks of up
+// to 31 days: promtool's default 2-hour blocks take minutes to write for
+// the weeks of a weekly forecast's history (336 blocks for four weeks:
+// 1 min 40 s on 2 busy cores, against 1.3 s in 31-day blocks).
 func backfillPrometheus(ctx context.Context, openMetrics []byte, dataDir string) error {
 	if !bytes.HasSuffix(bytes.TrimSpace(openMetrics), []byte("# EOF")) {
 		return errors.New("prometheus backfill: Options.PrometheusBackfill must end with \"# EOF\" (OpenMetrics)")
 	}
-	if err := promtest.Backfill(ctx, openMetrics, dataDir, promtest.BackfillOptions{}); err != nil {
+	if err := promtest.Backfill(ctx, openMetrics, dataDir, promtest.BackfillOptions{MaxBlockDuration: 31 * 24 * time.Hour}); err != nil {
 		return fmt.Errorf("prometheus %w", err)
 	}
 	return nil
