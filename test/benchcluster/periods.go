@@ -64,6 +64,18 @@ func DueRate(groups []PeriodGroup) float64 {
 	return r
 }
 
+// DueRateAfter is the evaluations per second of groups when each autoscaler
+// is evaluated again one period after its previous evaluation ended (as the
+// controller requeues it, like kube-controller-manager), evaluations taking
+// d each.
+func DueRateAfter(groups []PeriodGroup, d time.Duration) float64 {
+	var r float64
+	for _, g := range groups {
+		r += float64(g.Count) / (g.Period + d).Seconds()
+	}
+	return r
+}
+
 // MaxPeriod is the longest period of groups.
 func MaxPeriod(groups []PeriodGroup) time.Duration {
 	var m time.Duration
@@ -80,6 +92,8 @@ type PeriodResult struct {
 	// Evals is ebbflow-autoscaler's evaluations in the window (its
 	// reconcile duration histogram's count).
 	Evals float64
+	// EvalTime is the mean duration of those evaluations.
+	EvalTime time.Duration
 	// MetricReads is the external.metrics.k8s.io requests ebbflow-adapter
 	// answered (its ebbflow_adapter_api_request_duration_seconds count),
 	// from every client.
@@ -117,8 +131,8 @@ func Mix(groups []PeriodGroup) string {
 // next to the due rate Σ 1/period.
 func PeriodTable(rs []PeriodResult) string {
 	var b strings.Builder
-	b.WriteString("| autoscalers | due Σ 1/period (/s) | evaluations/s | metric reads/s at the adapter | autoscaler → kube-apiserver requests/s (audit) | of which metrics API /s | /scale GET /s | other /s | autoscaler CPU ms/s (µs/evaluation) | adapter CPU ms/s | kube-apiserver CPU ms/s | autoscaler RSS MiB |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| autoscalers | due Σ 1/period (/s) | evaluations/s (Σ 1/(period + mean evaluation time)) | mean evaluation ms | metric reads/s at the adapter | autoscaler → kube-apiserver requests/s (audit) | of which metrics API /s | /scale GET /s | other /s | autoscaler CPU ms/s (µs/evaluation) | adapter CPU ms/s | kube-apiserver CPU ms/s | autoscaler RSS MiB |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
 		total := r.APITotal()
 		metrics, scale := r.APIRequests[CatMetrics], r.APIRequests[CatScaleGet]
@@ -126,8 +140,9 @@ func PeriodTable(rs []PeriodResult) string {
 		if r.Evals > 0 {
 			perEval = float64(r.CPU.Microseconds()) / r.Evals
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f (%.0f) | %.1f | %.1f | %.0f |\n",
-			Mix(r.Groups), DueRate(r.Groups), r.perSecond(r.Evals), r.perSecond(r.MetricReads),
+		fmt.Fprintf(&b, "| %s | %.2f | %.2f (%.2f) | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f (%.0f) | %.1f | %.1f | %.0f |\n",
+			Mix(r.Groups), DueRate(r.Groups), r.perSecond(r.Evals), DueRateAfter(r.Groups, r.EvalTime),
+			float64(r.EvalTime.Microseconds())/1000, r.perSecond(r.MetricReads),
 			r.perSecond(float64(total)), r.perSecond(float64(metrics)), r.perSecond(float64(scale)),
 			r.perSecond(float64(total-metrics-scale)),
 			r.perSecond(float64(r.CPU.Milliseconds())), perEval,
