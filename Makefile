@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-reaction bench-zero-reaction bench-failover bench-forecast soak demo demo-fake-nodes verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast soak demo demo-fake-nodes verify deps tools clean
 
 all: build
 
@@ -60,6 +60,11 @@ bench-forecast: deps
 bench-cluster:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 100m -v -run '^TestBenchCluster$$' ./test/benchcluster/ 2>&1 | tee _output/bench/cluster-$$(date -u +%Y%m%dT%H%M%SZ).log
+
+## bench-sync-periods: what per-autoscaler sync periods cost on the local cluster: EBBFLOW_PERIODS_N Autoscalers (default 300) split across EBBFLOW_PERIODS (default 5s,15s,60s), each on its own External metric through ebbflow-adapter; metric reads/s, kube-apiserver requests/s and CPU against Σ 1/period; report in _output/bench/ (see docs/benchmarks.md)
+bench-sync-periods:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 45m -v -run '^TestBenchSyncPeriods$$' ./test/benchcluster/ 2>&1 | tee _output/bench/sync-periods-$$(date -u +%Y%m%dT%H%M%SZ).log
 
 ## bench-reaction: ClusterProportional reaction time on the local cluster (node added/deleted → /scale written; EBBFLOW_REACTION_EVENTS=30)
 bench-reaction:

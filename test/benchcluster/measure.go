@@ -1,10 +1,14 @@
-// Package benchcluster measures kube-controller-manager's HPA controller and
-// ebbflow-autoscaler (drop-in mode) one after the other on the same local
-// cluster, the same HorizontalPodAutoscalers and the same external metrics
-// API (test/metricsstub, answering after a fixed delay). The run itself is
-// TestBenchCluster (build tag benchcluster, `make bench-cluster`); this file
-// and report.go are its pure parts: reading Prometheus text, histograms,
-// /proc, and the figures of one run.
+// Package benchcluster measures controllers on the local cluster
+// (test/cluster). TestBenchCluster (build tag benchcluster, `make
+// bench-cluster`) runs kube-controller-manager's HPA controller and
+// ebbflow-autoscaler (drop-in mode) one after the other on the same
+// HorizontalPodAutoscalers and the same external metrics API
+// (test/metricsstub, answering after a fixed delay). TestBenchSyncPeriods
+// (same tag, `make bench-sync-periods`) measures what Autoscalers with mixed
+// spec.syncPeriodSeconds cost kube-apiserver, ebbflow-adapter and
+// ebbflow-autoscaler. This file, report.go, audit.go and periods.go are
+// their pure parts: reading Prometheus text, histograms, /proc and audit
+// logs, and the figures of one run.
 package benchcluster
 
 import (

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,15 +82,8 @@ func forecastLoad(t, ramp time.Time) float64 {
 // forecastBackfill is a week of the queue, one sample a minute up to
 // until, in OpenMetrics text.
 func forecastBackfill(until, ramp time.Time) []byte {
-	var b strings.Builder
-	b.WriteString("# TYPE " + QueueGauge + " gauge\n")
-	l := forecastLabels()
-	series := fmt.Sprintf(`%s{instance=%q,job=%q,queue=%q}`, QueueGauge, l["instance"], l["job"], l["queue"])
-	for ts := until.Truncate(time.Minute).Add(-7 * 24 * time.Hour); !ts.After(until); ts = ts.Add(time.Minute) {
-		fmt.Fprintf(&b, "%s %g %d\n", series, forecastLoad(ts, ramp), ts.Unix())
-	}
-	b.WriteString("# EOF\n")
-	return []byte(b.String())
+	until = until.Truncate(time.Minute)
+	return queueHistory(until.Add(-7*24*time.Hour), until, time.Minute, func(ts time.Time) float64 { return forecastLoad(ts, ramp) })
 }
 
 // TestForecastScalesBeforeTheRamp is issue 22's e2e on a cluster of its own
