@@ -35,7 +35,7 @@ type ProportionalReading struct {
 	// was read).
 	SelectorErr error
 	// Size is the cluster's size; SizeErr is why it could not be read (no
-	// node informer).
+	// node informer, or its cache not synced within one sync period).
 	Size    proportional.ClusterSize
 	SizeErr error
 	// ConfigMap is the referenced ConfigMap's data (configMapRef only);
