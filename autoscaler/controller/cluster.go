@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,9 @@ type lazyCluster struct {
 	mu  sync.Mutex
 	w   *clusterWatch // nil until built
 	err error         // why it could not be built (kept: not transient)
+	// synced is set once the caches have synced (they stay so), so that the
+	// evaluations after that skip the wait.
+	synced atomic.Bool
 }
 
 // get returns the watch once its caches have synced, building it and
@@ -60,6 +64,9 @@ func (l *lazyCluster) get(ctx context.Context) (*clusterWatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.synced.Load() {
+		return w, nil
+	}
 	if l.maxWait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, l.maxWait)
@@ -68,6 +75,7 @@ func (l *lazyCluster) get(ctx context.Context) (*clusterWatch, error) {
 	if !cache.WaitForCacheSync(ctx.Done(), w.synced()...) {
 		return nil, errors.New("the node and ConfigMap caches have not synced yet")
 	}
+	l.synced.Store(true)
 	return w, nil
 }
 

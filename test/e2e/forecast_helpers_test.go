@@ -1,10 +1,39 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
+
+	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/cluster"
+	"github.com/ebbflow/ebbflow/test/promtest"
 )
+
+// startForecastCluster starts a forecast e2e's own cluster (one node, its
+// Prometheus scraping the exporter at addr as job, with honor_labels) and
+// ebbflow-autoscaler on it, and returns the cluster and an Ebbflow client.
+// opts sets the rest (rules, retention, backfill, HPA sync period); all
+// stops in t.Cleanup.
+func startForecastCluster(t *testing.T, addr, job string, opts cluster.Options) (*cluster.Cluster, ebbclient.Interface) {
+	t.Helper()
+	opts.Nodes = 1
+	opts.PrometheusTargets = []promtest.Target{{Addr: addr, Job: job, HonorLabels: true}}
+	opts.Log = testLog{t}
+	c := cluster.StartT(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{Args: []string{"--v=2"}}); err != nil {
+		t.Fatalf("start ebbflow-autoscaler: %v", err)
+	}
+	ebb, err := ebbclient.NewForConfig(c.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ebb
+}
 
 // queueHistory is the forecast queue's history in OpenMetrics text: one
 // sample every step from `from` up to until (both truncated to step), with

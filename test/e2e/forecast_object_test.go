@@ -20,11 +20,9 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
-	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
 // The Object-metric forecast e2e: Service api's hits have read
@@ -105,23 +103,13 @@ func TestForecastOnObjectMetric(t *testing.T) {
 	e := exporter.New()
 	e.Start(t)
 	e.SetGauge(objectHits, objectLabels(), objectNow)
-	c := cluster.StartT(t, cluster.Options{
-		Nodes:               1,
+	c, ebb := startForecastCluster(t, e.Addr(), "objforecast", cluster.Options{
 		RulesYAML:           []byte(objectRules),
-		PrometheusTargets:   []promtest.Target{{Addr: e.Addr(), Job: "objforecast", HonorLabels: true}},
 		PrometheusRetention: 30 * 24 * time.Hour,
 		PrometheusBackfill:  objectBackfill(time.Now()),
-		Log:                 testLog{t},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{Args: []string{"--v=2"}}); err != nil {
-		t.Fatalf("start ebbflow-autoscaler: %v", err)
-	}
-	ebb, err := ebbclient.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "default"
 	createForecastDeployment(ctx, t, c.Client(), ns, objectApp)
 	spec := hpaSpec(forecastMin, forecastMax, nil, autoscalingv2.MetricSpec{

@@ -16,10 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
-	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
 // The forecast e2e's load and settings. The queue reads forecastLow, and
@@ -103,19 +101,13 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	e.Start(t)
 	e.SetGauge(QueueGauge, forecastLabels(), forecastLow)
 
-	c := cluster.StartT(t, cluster.Options{
-		Nodes:               1,
+	c, ebb := startForecastCluster(t, e.Addr(), "forecast", cluster.Options{
 		RulesYAML:           []byte(forecastRules),
-		PrometheusTargets:   []promtest.Target{{Addr: e.Addr(), Job: "forecast", HonorLabels: true}},
 		PrometheusRetention: 30 * 24 * time.Hour,
 		HPASyncPeriod:       forecastPeriod,
-		Log:                 testLog{t},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{Args: []string{"--v=2"}}); err != nil {
-		t.Fatalf("start ebbflow-autoscaler: %v", err)
-	}
 	// Today's ramp, chosen once everything runs (however long that took),
 	// and the week before it, backfilled up to t0 (before Prometheus'
 	// first scrape, so the history and the live samples do not overlap).
@@ -126,10 +118,6 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	}
 	rise := time.AfterFunc(time.Until(ramp), func() { e.SetGauge(QueueGauge, forecastLabels(), forecastHigh) })
 	defer rise.Stop()
-	ebb, err := ebbclient.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "default"
 	for _, name := range []string{"forecast", "hpa"} {
 		createForecastDeployment(ctx, t, c.Client(), ns, name)
@@ -188,7 +176,8 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	// The status (condition and record) is written after the scale.
 	var got *v1alpha1.Autoscaler
 	if _, err := pollUntil(10*time.Second, func(ctx context.Context) bool {
-		got, err = ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "forecast", metav1.GetOptions{})
+		a, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "forecast", metav1.GetOptions{})
+		got = a
 		return err == nil && got.Status.LastDecision != nil && hasForecastStep(got.Status.LastDecision)
 	}); err != nil {
 		t.Errorf("no decision record with a Forecast step raising the proposal above %d: %v; last: %+v", forecastMin, err, got)

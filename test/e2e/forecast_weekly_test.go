@@ -17,10 +17,8 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/controller"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
-	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
-	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
 // The weekly forecast e2e's settings; load, target and bounds are the daily
@@ -87,23 +85,13 @@ func TestForecastWeeklySeason(t *testing.T) {
 	until := t0.Truncate(time.Minute)
 	history := queueHistory(until.Add(-(forecast.DefaultSeasons*forecast.Weekly + 2*time.Hour)), until, time.Minute,
 		func(ts time.Time) float64 { return weeklyLoad(ts, ramp) })
-	c := cluster.StartT(t, cluster.Options{
-		Nodes:               1,
+	c, ebb := startForecastCluster(t, e.Addr(), "forecast", cluster.Options{
 		RulesYAML:           []byte(forecastRules),
-		PrometheusTargets:   []promtest.Target{{Addr: e.Addr(), Job: "forecast", HonorLabels: true}},
 		PrometheusRetention: 35 * 24 * time.Hour,
 		PrometheusBackfill:  history,
-		Log:                 testLog{t},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.StartAutoscaler(ctx, cluster.AutoscalerOptions{Args: []string{"--v=2"}}); err != nil {
-		t.Fatalf("start ebbflow-autoscaler: %v", err)
-	}
-	ebb, err := ebbclient.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ns = "default"
 	seasons := map[string]v1alpha1.ForecastSeason{"weekly": v1alpha1.SeasonWeekly, "daily": v1alpha1.SeasonDaily}
 	for name := range seasons {
@@ -171,7 +159,8 @@ func TestForecastWeeklySeason(t *testing.T) {
 	var got *v1alpha1.Autoscaler
 	var step string
 	if _, err := pollUntil(10*time.Second, func(ctx context.Context) bool {
-		got, err = ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "weekly", metav1.GetOptions{})
+		a, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "weekly", metav1.GetOptions{})
+		got = a
 		if err != nil || got.Status.LastDecision == nil {
 			return false
 		}
@@ -194,7 +183,8 @@ func TestForecastWeeklySeason(t *testing.T) {
 	// forecasts the low load and keeps forecastMin.
 	var daily *v1alpha1.Autoscaler
 	if _, err := pollUntil(10*time.Second, func(ctx context.Context) bool {
-		daily, err = ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "daily", metav1.GetOptions{})
+		a, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, "daily", metav1.GetOptions{})
+		daily = a
 		return err == nil && daily.Status.LastDecision != nil &&
 			strings.Contains(forecastStep(daily.Status.LastDecision), fmt.Sprintf("(%s season,", v1alpha1.SeasonDaily))
 	}); err != nil {
