@@ -50,3 +50,21 @@ func queueHistory(from, until time.Time, step time.Duration, load func(time.Time
 	b.WriteString("# EOF\n")
 	return []byte(b.String())
 }
+
+// checkForecastWrite checks that who's first /scale write above
+// forecastMin, at w, came at least lead − one sync period before the ramp,
+// and not before the horizon (ramp − lead: before it, the forecast could
+// not have seen the ramp).
+func checkForecastWrite(t *testing.T, who string, w, ramp, horizon time.Time, lead time.Duration) {
+	t.Helper()
+	ahead := ramp.Sub(w)
+	t.Logf("%s scaled above %d at %s, %.1f s before the ramp (lead %v, sync period %v)",
+		who, forecastMin, w.Format("15:04:05.000"), ahead.Seconds(), lead, forecastPeriod)
+	if ahead < lead-forecastPeriod {
+		t.Errorf("%s scaled %.1f s before the ramp, want at least lead − one sync period = %v", who, ahead.Seconds(), lead-forecastPeriod)
+	}
+	if w.Before(horizon) {
+		t.Errorf("%s scaled at %s, before now+lead reached the ramp (%s): not the forecast's doing",
+			who, w.Format("15:04:05.000"), horizon.Format("15:04:05.000"))
+	}
+}

@@ -163,16 +163,7 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	}
 
 	forecastWrite := waitWrite(t, writes["forecast"], ramp.Add(time.Minute), "the Autoscaler")
-	lead := ramp.Sub(forecastWrite)
-	t.Logf("the Autoscaler scaled above %d at %s, %.1f s before the ramp (lead %v, sync period %v)",
-		forecastMin, forecastWrite.Format("15:04:05.000"), lead.Seconds(), forecastLead, forecastPeriod)
-	if lead < forecastLead-forecastPeriod {
-		t.Errorf("the Autoscaler scaled %.1f s before the ramp, want at least lead − one sync period = %v", lead.Seconds(), forecastLead-forecastPeriod)
-	}
-	if forecastWrite.Before(horizon) {
-		t.Errorf("the Autoscaler scaled at %s, before now+lead reached the ramp (%s): not the forecast's doing",
-			forecastWrite.Format("15:04:05.000"), horizon.Format("15:04:05.000"))
-	}
+	checkForecastWrite(t, "the Autoscaler", forecastWrite, ramp, horizon, forecastLead)
 	// The status (condition and record) is written after the scale.
 	var got *v1alpha1.Autoscaler
 	if _, err := pollUntil(10*time.Second, func(ctx context.Context) bool {

@@ -145,16 +145,7 @@ func TestForecastWeeklySeason(t *testing.T) {
 	}
 
 	w := waitWrite(t, writes["weekly"], ramp, "the Weekly Autoscaler")
-	ahead := ramp.Sub(w)
-	t.Logf("the Weekly Autoscaler scaled above %d at %s, %.1f s before the ramp (lead %v, sync period %v)",
-		forecastMin, w.Format("15:04:05.000"), ahead.Seconds(), lead, forecastPeriod)
-	if ahead < lead-forecastPeriod {
-		t.Errorf("the Weekly Autoscaler scaled %.1f s before the ramp, want at least lead − one sync period = %v", ahead.Seconds(), lead-forecastPeriod)
-	}
-	if w.Before(horizon) {
-		t.Errorf("the Weekly Autoscaler scaled at %s, before now+lead reached the ramp (%s): not the forecast's doing",
-			w.Format("15:04:05.000"), horizon.Format("15:04:05.000"))
-	}
+	checkForecastWrite(t, "the Weekly Autoscaler", w, ramp, horizon, lead)
 	// The status (record and condition) is written after the scale.
 	var got *v1alpha1.Autoscaler
 	var step string
