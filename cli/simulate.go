@@ -29,6 +29,7 @@ type simulateOptions struct {
 	output          string
 	plot            string
 	podStartup      time.Duration
+	historyRefresh  time.Duration
 	warmup          time.Duration
 	initialReplicas int32
 	actualQuery     string
@@ -88,6 +89,7 @@ func newSimulateCommand() *cobra.Command {
 		step:            15 * time.Second,
 		output:          "table",
 		podStartup:      simulate.DefaultPodStartup,
+		historyRefresh:  evaluation.HistoryRefresh,
 		initialReplicas: -1,
 		now:             time.Now,
 	}
@@ -119,6 +121,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.StringVarP(&o.output, "output", "o", o.output, "Output format: table (summary and changes) or json (every step).")
 	fs.StringVar(&o.plot, "plot", "", "Also write a PNG plot (metric against target, actual and simulated replicas per spec) to this file.")
 	fs.DurationVar(&o.podStartup, "pod-startup", o.podStartup, "Time a new simulated pod takes to become ready.")
+	fs.DurationVar(&o.historyRefresh, "history-refresh", o.historyRefresh, "How often a forecast's history is read again, as ebbflow-autoscaler does; between reads the forecast has the last read and the metric's current value. 0: the history up to each step.")
 	fs.DurationVar(&o.warmup, "warmup", 0, "Also replay this much history before the range, neither shown nor scored: the autoscaler's state and the forecasts' past seasons (e.g. 96h: four seasons of a daily forecast).")
 	fs.Int32Var(&o.initialReplicas, "initial-replicas", o.initialReplicas, "Replicas before the first evaluation; -1: the actual replicas at the start when Prometheus has them, else minReplicas (at least 1).")
 	fs.StringVar(&o.actualQuery, "actual-query", "", "PromQL of the actual replica count (default: kube-state-metrics' replicas of the scale target).")
@@ -159,6 +162,9 @@ func (o *simulateOptions) validate() []error {
 	}
 	if o.podStartup < 0 {
 		errs = append(errs, errors.New("--pod-startup must not be negative"))
+	}
+	if o.historyRefresh < 0 {
+		errs = append(errs, errors.New("--history-refresh must not be negative"))
 	}
 	if o.warmup < 0 {
 		errs = append(errs, errors.New("--warmup must not be negative"))

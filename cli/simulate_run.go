@@ -186,7 +186,7 @@ func (o *simulateOptions) replay(ctx context.Context, reader *simsource.Reader, 
 	}
 	cfg := simulate.Config{
 		Start: rng.Start, Step: rng.Step, Steps: rng.Steps(),
-		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, Namespace: ns,
+		InitialReplicas: o.initial(s.spec, r.actual), PodStartup: o.podStartup, HistoryRefresh: o.historyRefresh, Namespace: ns,
 		Template: template, ResourceWindow: reader.ResourceWindow(),
 		Settings: o.settings,
 	}

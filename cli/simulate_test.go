@@ -23,10 +23,10 @@ func TestSimulateFlags(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"-f is required", "--rules is required", "--prometheus-url is required"}},
-		{[]string{"-f", "x", "--rules", "r", "--prometheus-url", "ftp://p", "-o", "yaml", "--step", "0s", "--pod-startup", "-1s",
+		{[]string{"-f", "x", "--rules", "r", "--prometheus-url", "ftp://p", "-o", "yaml", "--step", "0s", "--pod-startup", "-1s", "--history-refresh", "-5m",
 			"--nan-values", "maybe", "--initial-replicas", "-2", "--pod-name-regex", "(", "--horizontal-pod-autoscaler-tolerance", "-1"},
 			[]string{"--prometheus-url \"ftp://p\" must be an http or https URL", "-o must be table or json", "--step must be positive",
-				"--pod-startup must not be negative", "--nan-values must be", "--initial-replicas must be", "--pod-name-regex",
+				"--pod-startup must not be negative", "--history-refresh must not be negative", "--nan-values must be", "--initial-replicas must be", "--pod-name-regex",
 				"--horizontal-pod-autoscaler-tolerance must not be negative"}},
 	} {
 		_, err := run(t, append([]string{"simulate"}, tc.args...)...)

@@ -22,10 +22,11 @@ import (
 // How the controller reads the histories forecasts need
 // (docs/forecast.md#history-contract).
 const (
-	// HistoryRefresh is how often a metric's history is read again: the
-	// forecast reads past seasons, so a history a few minutes old forecasts
-	// the same.
-	HistoryRefresh = 5 * time.Minute
+	// HistoryRefresh is how often a metric's history is read again
+	// (evaluation.HistoryRefresh): the forecast reads past seasons, and the
+	// metric's current value, read at every evaluation, keeps its recent
+	// level current.
+	HistoryRefresh = evaluation.HistoryRefresh
 	// HistoryRetry is how soon a failed read is tried again.
 	HistoryRetry = time.Minute
 	// HistoryMaxAge is how long the last good history is used while reads

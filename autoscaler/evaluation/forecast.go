@@ -24,6 +24,11 @@ const (
 	// --horizontal-pod-autoscaler-sync-period default).
 	DefaultPodStartup = 60 * time.Second
 	DefaultSyncPeriod = 15 * time.Second
+	// HistoryRefresh is how often ebbflow-autoscaler reads a forecast's
+	// history again (and `ebbflow simulate`'s default): past seasons change
+	// little in minutes, and between reads the metric's current value keeps
+	// LevelCorrected's recent level current (latestOf).
+	HistoryRefresh = 5 * time.Minute
 )
 
 // StageForecast names the forecast's step in decision records;
@@ -103,7 +108,7 @@ func (r *Result) forecasts() []forecastOutcome {
 		}
 		if err == nil {
 			fo.Forecast = forecast.Of(*rd.History, forecast.Request{Now: in.Now, Lead: o.Forecast.Lead,
-				Season: o.Forecast.Season, Method: o.Forecast.Method})
+				Season: o.Forecast.Season, Method: o.Forecast.Method, Latest: latestOf(rd, in.Now)})
 			if !fo.Forecast.OK {
 				err = errors.New(fo.Forecast.Message)
 			}
@@ -120,6 +125,36 @@ func (r *Result) forecasts() []forecastOutcome {
 		out = append(out, fo)
 	}
 	return out
+}
+
+// latestOf is the metric's current reading in its history's unit (an
+// External metric's values summed, an Object metric's value), for
+// LevelCorrected's recent level: the controller reads a history only every
+// few minutes, the current value at every evaluation. At is the time the
+// metrics API reported, Now at the latest (the clocks of the adapter and
+// the controller differ). None (zero) for a failed or empty read, and for
+// a Pods metric, whose reading is per pod while its history is the
+// workload's total.
+func latestOf(rd Reading, now time.Time) forecast.Sample {
+	if rd.FetchErr != nil || rd.Err != nil || rd.Empty {
+		return forecast.Sample{}
+	}
+	var milli float64 // summed as floats: int64 milli-units can overflow
+	switch {
+	case rd.Spec.Type == autoscalingv2.ObjectMetricSourceType:
+		milli = float64(rd.Value)
+	case rd.Spec.Type == autoscalingv2.ExternalMetricSourceType && len(rd.Values) > 0:
+		for _, v := range rd.Values {
+			milli += float64(v)
+		}
+	default:
+		return forecast.Sample{}
+	}
+	at := rd.Timestamp
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	return forecast.Sample{At: at, Value: milli / 1000}
 }
 
 func forecastable(t autoscalingv2.MetricSourceType) bool {

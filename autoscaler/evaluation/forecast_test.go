@@ -181,3 +181,63 @@ func TestForecastOnResourceMetric(t *testing.T) {
 		t.Errorf("forecasts %+v", fs)
 	}
 }
+
+// LevelCorrected's level reads the metric's current value when the history
+// ends before now (the controller reads it every few minutes): the sum of
+// an External metric's values, at the time the metrics API reported.
+func TestForecastLevelReadsTheCurrentValue(t *testing.T) {
+	stale := dailyPeak(3, 20, 20)
+	stale.Values = stale.Values[:len(stale.Values)-4] // read 4 minutes ago
+	for _, c := range []struct {
+		name   string
+		values []int64
+		at     time.Time
+		want   float64
+	}{
+		// Level over the last 5 minutes: 20, 20 read, 25, 30, 35 on the line
+		// to the reading, and the reading 40: 28.33, over the seasons' 20.
+		{"two series summed, read now", []int64{15_000, 25_000}, start, 28.333},
+		{"no timestamp: now", []int64{40_000}, time.Time{}, 28.333},
+		{"a timestamp after now (clock skew): now", []int64{40_000}, start.Add(time.Second), 28.333},
+		// Read 2 minutes after the history's end: the 5 minutes before the
+		// reading hold four values read (20), 30 on the line, and 40.
+		{"read 2 minutes before now", []int64{40_000}, start.Add(-2 * time.Minute), 25},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h History
+			in := forecastInput(&h, 2, 0, &v1alpha1.MetricForecast{Method: "LevelCorrected"}, stale)
+			in.Readings[0].Values, in.Readings[0].Timestamp = c.values, c.at
+			res := Evaluate(in)
+			fs := res.Forecasts()
+			if len(fs) != 1 || fs[0].Value < c.want-0.01 || fs[0].Value > c.want+0.01 {
+				t.Errorf("forecasts %+v, want the value %.3f", fs, c.want)
+			}
+		})
+	}
+}
+
+func TestLatestOf(t *testing.T) {
+	obj := Reading{Spec: autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType}, Value: 2_500, Timestamp: start.Add(-time.Minute)}
+	pods := Reading{Spec: autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType},
+		Samples: replicas.Samples{"a": {Value: 1_000, Timestamp: start}}, Timestamp: start}
+	failed := external(5_000)
+	failed.FetchErr = errors.New("down")
+	empty := external(0)
+	empty.Values, empty.Empty = nil, true
+	huge := external(0)
+	huge.Values = []int64{1 << 62, 1 << 62, 1 << 62}
+	for name, c := range map[string]struct {
+		rd   Reading
+		want forecast.Sample
+	}{
+		"an Object metric's value":                  {obj, forecast.Sample{At: start.Add(-time.Minute), Value: 2.5}},
+		"a Pods metric: per pod, not the total":     {pods, forecast.Sample{}},
+		"a failed read":                             {failed, forecast.Sample{}},
+		"an empty answer":                           {empty, forecast.Sample{}},
+		"External values whose int64 sum overflows": {huge, forecast.Sample{At: start, Value: 3 * float64(1<<62) / 1000}},
+	} {
+		if got := latestOf(c.rd, start); got != c.want {
+			t.Errorf("%s: %+v, want %+v", name, got, c.want)
+		}
+	}
+}

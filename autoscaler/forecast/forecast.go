@@ -25,9 +25,10 @@ const (
 	// read in each past season.
 	DefaultWindow = 5 * time.Minute
 	// DefaultLevel is the window of the recent level LevelCorrected
-	// compares: the last 5 minutes of the history. On the replays of real
-	// traffic (docs/benchmarks.md, "The level window") it followed the
-	// day's own level on each ramp better than the hour used before.
+	// compares: the last 5 minutes of the history (and of Request.Latest).
+	// On the replays of real traffic (docs/benchmarks.md, "The level
+	// window") it followed the day's own level on each ramp better than the
+	// hour used before.
 	DefaultLevel = 5 * time.Minute
 	// maxRatio bounds LevelCorrected's ratio to [1/maxRatio, maxRatio].
 	maxRatio = 4
@@ -78,8 +79,23 @@ type Request struct {
 	Window time.Duration
 	// Level is the window of LevelCorrected's recent level (0:
 	// DefaultLevel), ending at the history's last point (at Now at the
-	// latest): a history read a few minutes before Now still has a level.
+	// latest), or at Latest when that is newer: a history read a few
+	// minutes before Now still has a level, and a current reading keeps it
+	// current.
 	Level time.Duration
+	// Latest is the metric's value read after the history's last point and
+	// at Now at the latest (the metrics API's current value, when the
+	// history was read minutes ago), in the history's unit. Only
+	// LevelCorrected's recent level reads it (see recentLevel). A zero At,
+	// a non-finite Value, an At after Now or not after the history's last
+	// point: no reading.
+	Latest Sample
+}
+
+// Sample is one value of a metric and when it was recorded.
+type Sample struct {
+	At    time.Time
+	Value float64
 }
 
 // Forecast is the outcome: Value when OK, else Reason and Message say why

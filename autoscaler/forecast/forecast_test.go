@@ -183,10 +183,10 @@ func TestForecastLongHistoryIsCapped(t *testing.T) {
 }
 
 func FuzzForecast(f *testing.F) {
-	f.Add([]byte{1, 2, 3, 4, 200, 0, 9}, int64(time.Minute), int64(Daily), int64(time.Minute), int64(Daily), uint8(2), uint8(3), int64(0))
-	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127}, int64(time.Hour), int64(Weekly), int64(0), int64(-Daily), uint8(3), uint8(8), int64(time.Hour))
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 9, 9}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(10*time.Minute), uint8(1), uint8(1), int64(time.Minute))
-	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, now int64, method, seasons uint8, level int64) {
+	f.Add([]byte{1, 2, 3, 4, 200, 0, 9}, int64(time.Minute), int64(Daily), int64(time.Minute), int64(Daily), uint8(2), uint8(3), int64(0), int64(0), 0.0)
+	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127}, int64(time.Hour), int64(Weekly), int64(0), int64(-Daily), uint8(3), uint8(8), int64(time.Hour), int64(-time.Minute), math.MaxFloat64)
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 9, 9}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(10*time.Minute), uint8(1), uint8(1), int64(time.Minute), int64(10*time.Minute), -5.0)
+	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, now int64, method, seasons uint8, level, latestAt int64, latest float64) {
 		h := History{Start: t0, Step: time.Duration(step)}
 		for i := 0; i+8 <= len(raw) && len(h.Values) < 4096; i += 8 {
 			bits := uint64(0)
@@ -199,7 +199,8 @@ func FuzzForecast(f *testing.F) {
 			h.Values = append(h.Values, float64(raw[i]))
 		}
 		req := Request{Now: t0.Add(time.Duration(now)), Lead: time.Duration(lead), Season: time.Duration(season),
-			Method: Methods[int(method)%len(Methods)], Seasons: int(seasons % (MaxSeasons + 2)), Level: time.Duration(level)}
+			Method: Methods[int(method)%len(Methods)], Seasons: int(seasons % (MaxSeasons + 2)), Level: time.Duration(level),
+			Latest: Sample{At: t0.Add(time.Duration(latestAt)), Value: latest}}
 		out := Of(h, req)
 		if out.OK && (math.IsNaN(out.Value) || math.IsInf(out.Value, 0) || out.Value < 0) {
 			t.Fatalf("forecast %v of %+v", out.Value, req)

@@ -72,3 +72,93 @@ func blankFrom(at time.Time) func(History) History {
 		return h
 	}
 }
+
+// A reading newer than the history keeps the level current: on a ramp that
+// began today, a history read 4 minutes ago with the reading at Now
+// forecasts as the history read up to Now does; without the reading, the
+// level lags by those minutes.
+func TestForecastLevelReadsTheLatestValue(t *testing.T) {
+	now := t0.Add(4*Daily + 12*time.Hour)
+	lead := 2 * time.Minute
+	// Today's load grows from ×1 at now-30m to ×2 at now (and on).
+	ramp := func(h History) History {
+		from := now.Add(-30 * time.Minute)
+		for i := int(from.Sub(t0) / time.Minute); i < len(h.Values); i++ {
+			k := min(1+float64(i-int(from.Sub(t0)/time.Minute))/30, 2)
+			h.Values[i] *= k
+		}
+		return h
+	}
+	full := ramp(daily(5))
+	nowAt := int(now.Sub(t0) / time.Minute)
+	latest := Sample{At: now, Value: full.Values[nowAt]}
+	req := Request{Now: now, Lead: lead, Season: Daily, Method: LevelCorrected}
+	fresh := Of(full, req)
+	stale := full
+	stale.Values = full.Values[:nowAt-4+1]
+	withLatest := req
+	withLatest.Latest = latest
+	got, lagging := Of(stale, withLatest), Of(stale, req)
+	if !fresh.OK || !got.OK || !lagging.OK {
+		t.Fatalf("forecasts %+v %+v %+v", fresh, got, lagging)
+	}
+	if math.Abs(got.Value-fresh.Value) > 0.01*fresh.Value {
+		t.Errorf("history 4 minutes old with the reading at now: %.2f, want %.2f ± 1%% (the history read up to now)", got.Value, fresh.Value)
+	}
+	if lagging.Value > 0.95*fresh.Value {
+		t.Errorf("without the reading: %.2f, want the lagging level well under %.2f", lagging.Value, fresh.Value)
+	}
+
+	// A reading the forecast may not use changes nothing.
+	for name, l := range map[string]Sample{
+		"no time":                  {Value: 1e6},
+		"after now":                {At: now.Add(time.Second), Value: 1e6},
+		"not after the history":    {At: now.Add(-4 * time.Minute), Value: 1e6},
+		"before the history's end": {At: now.Add(-10 * time.Minute), Value: 1e6},
+		"not a number":             {At: now, Value: math.NaN()},
+		"infinite":                 {At: now, Value: math.Inf(1)},
+	} {
+		r := req
+		r.Latest = l
+		if f := Of(stale, r); f != lagging {
+			t.Errorf("%s: %+v, want %+v as without it", name, f, lagging)
+		}
+	}
+}
+
+// recentLevel's closed form equals the mean over the history extended, at
+// each grid time between its last point and the reading, with the line
+// between the two.
+func TestRecentLevelLine(t *testing.T) {
+	vals := []float64{3, math.NaN(), 7, 2, 9, 4}
+	step := 10 * time.Second
+	h := History{Start: t0, Step: step, Values: vals}
+	last := t0.Add(5 * step)
+	for _, c := range []struct {
+		after, level time.Duration
+	}{
+		{1 * time.Second, time.Minute}, {10 * time.Second, time.Minute}, {25 * time.Second, time.Minute},
+		{40 * time.Second, 30 * time.Second}, {2 * time.Minute, time.Minute}, {95 * time.Second, 2 * time.Minute},
+	} {
+		at := last.Add(c.after)
+		latest := Sample{At: at, Value: 20}
+		got, end, ok := recentLevel(grid(h, at), Request{Now: at, Level: c.level, Latest: latest})
+		sum, n := 0.0, 0
+		from := at.Add(-c.level)
+		for i, x := range vals {
+			if ti := t0.Add(time.Duration(i) * step); !ti.Before(from) && finite(x) {
+				sum, n = sum+x, n+1
+			}
+		}
+		for ti := last.Add(step); ti.Before(at); ti = ti.Add(step) {
+			if !ti.Before(from) {
+				sum += 4 + (20-4)*float64(ti.Sub(last))/float64(at.Sub(last))
+				n++
+			}
+		}
+		want := (sum + 20) / float64(n+1)
+		if !ok || !end.Equal(at) || math.Abs(got-want) > 1e-9 {
+			t.Errorf("reading %v after the last point, level %v: %v at %v (ok %v), want %v at %v", c.after, c.level, got, end, ok, want, at)
+		}
+	}
+}

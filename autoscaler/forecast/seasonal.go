@@ -8,21 +8,16 @@ import (
 )
 
 // seasonal reads the window around the target time in each of the last k
-// seasons with agg, optionally scales each by the recent level (the last
-// req.Level of the history) over that season's level at the same time, and
-// combines the seasons' values.
+// seasons with agg, optionally scales each by the recent level
+// (recentLevel) over that season's level over the same window, and combines
+// the seasons' values.
 func seasonal(g view, req Request, k int, agg aggregate, level bool, combine func([]float64) float64) Forecast {
 	target := req.Now.Add(req.Lead)
-	recent, recentOK := 0.0, false
-	// The level ends at the history's last point: a history read a few
-	// minutes ago (the controller refreshes it every few minutes) compares
-	// its own last minutes, not an empty window.
-	end := req.Now
-	if n := len(g.values); n > 0 && g.time(n-1).Before(end) {
-		end = g.time(n - 1)
-	}
+	var recent float64
+	var end time.Time
+	recentOK := false
 	if level {
-		recent, recentOK = mean(g, end.Add(-req.Level), end)
+		recent, end, recentOK = recentLevel(g, req)
 	}
 	var vals [MaxSeasons]float64
 	n := 0
@@ -51,6 +46,53 @@ func seasonal(g view, req Request, k int, agg aggregate, level bool, combine fun
 		return none(ReasonNoSeasonData, fmt.Sprintf("no sample within %v of the target time in the last %d season(s)", req.Window, k))
 	}
 	return Forecast{OK: true, Value: combine(vals[:n]), Seasons: n}
+}
+
+// recentLevel is LevelCorrected's recent level and the time its window
+// ends. The window ends at the history's last point (at Now at the latest):
+// a history read a few minutes ago (the controller reads it every few
+// minutes) compares its own last minutes, not an empty window. When
+// req.Latest is newer than that point, the window ends at the reading
+// instead, and the level is the mean of the history's values in it, the
+// grid times between the history's last point and the reading valued on the
+// line between the two, and the reading: the level of right now, as a
+// history read up to now would give it on a ramp.
+func recentLevel(g view, req Request) (float64, time.Time, bool) {
+	n := len(g.values)
+	end := req.Now
+	if n > 0 && g.time(n-1).Before(end) {
+		end = g.time(n - 1)
+	}
+	l := req.Latest
+	if l.At.IsZero() || !finite(l.Value) || l.At.After(req.Now) || (n > 0 && !l.At.After(g.time(n-1))) {
+		m, ok := mean(g, end.Add(-req.Level), end)
+		return m, end, ok
+	}
+	from := l.At.Add(-req.Level)
+	lo, hi := g.span(from, l.At)
+	sum, count := l.Value, 1.0
+	for _, x := range g.values[lo : hi+1] {
+		if finite(x) {
+			sum += x
+			count++
+		}
+	}
+	if n > 0 && finite(g.values[n-1]) {
+		// Grid times last + j×step, j in [j0, j1]: after the last point,
+		// before the reading, within the window. The line's values sum in
+		// closed form, so a long gap costs no loop.
+		last, a := g.time(n-1), g.values[n-1]
+		gap := l.At.Sub(last)
+		j0 := max(1, ceilDiv(from.Sub(last), g.step))
+		j1 := ceilDiv(gap, g.step) - 1
+		if j1 >= j0 {
+			k := float64(j1 - j0 + 1)
+			slope := (l.Value - a) * float64(g.step) / float64(gap)
+			sum += k*a + slope*float64(j0+j1)*k/2
+			count += k
+		}
+	}
+	return sum / count, l.At, true
 }
 
 // ratio is now over then, bounded to [1/maxRatio, maxRatio]; 1 when either

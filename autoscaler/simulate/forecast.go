@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
@@ -38,13 +39,18 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) ([][]f
 	return hist, views
 }
 
-// historyAt is metric j's history up to step i (nil without a forecast):
-// what the controller could have read at that time.
-func (r *replay) historyAt(j, i int) *forecast.History {
+// historyAt is metric j's history at step i (nil without a forecast): what
+// the controller would have read, up to step i, or up to its last read
+// when Config.HistoryRefresh has not passed since (the controller reads at
+// an evaluation when the refresh is due).
+func (r *replay) historyAt(j, i int, now time.Time) *forecast.History {
 	if r.history == nil || r.history[j] == nil {
 		return nil
 	}
-	r.view[j].Values = r.history[j][:i+1]
+	if r.cfg.HistoryRefresh <= 0 || r.readTo[j] < 0 || (r.evaluating && now.Sub(r.readAt[j]) >= r.cfg.HistoryRefresh) {
+		r.readTo[j], r.readAt[j] = i, now
+	}
+	r.view[j].Values = r.history[j][:r.readTo[j]+1]
 	return &r.view[j]
 }
 

@@ -86,3 +86,71 @@ func TestValidateForecast(t *testing.T) {
 		t.Errorf("method Prophet: %v", err)
 	}
 }
+
+// With Config.HistoryRefresh the replay hands the evaluation the history of
+// its last read, read again at the first evaluation the refresh has passed,
+// as the controller does; without it, the history up to each step.
+func TestReplayHistoryRefresh(t *testing.T) {
+	cfg := config(30, 2)
+	cfg.Step = time.Minute
+	fc := withForecast(spec(1, 30, externalMetric("rps", 1000)), &v1alpha1.MetricForecast{})
+	load := rampDays(1)
+	for _, c := range []struct {
+		refresh time.Duration
+		// lastAt(i) is the last step the history at step i holds.
+		lastAt func(i int) int
+	}{
+		{0, func(i int) int { return i }},
+		{5 * time.Minute, func(i int) int { return i - i%5 }},
+		{150 * time.Second, func(i int) int { return i - i%3 }},
+	} {
+		cfg.HistoryRefresh = c.refresh
+		r := newReplay(cfg, fc, []Series{load})
+		for i := range 30 {
+			r.evaluating = true
+			now := cfg.Start.Add(time.Duration(i) * cfg.Step)
+			h := r.historyAt(0, i, now)
+			if got := len(h.Values) - 1; got != c.lastAt(i) {
+				t.Errorf("refresh %v, step %d: the history ends at step %d, want %d", c.refresh, i, got, c.lastAt(i))
+			}
+		}
+	}
+	// A step that only observes (not due) does not read.
+	cfg.HistoryRefresh = 5 * time.Minute
+	r := newReplay(cfg, fc, []Series{load})
+	r.evaluating = true
+	r.historyAt(0, 0, cfg.Start)
+	r.evaluating = false
+	if h := r.historyAt(0, 6, cfg.Start.Add(6*time.Minute)); len(h.Values) != 1 {
+		t.Errorf("a step not due read the history: it ends at step %d", len(h.Values)-1)
+	}
+}
+
+// The day's level through the metric's value: with the history read every
+// 5 minutes, a day whose load doubles 4 minutes before the ramp (after the
+// read at 08:55) is served as with the history read at every step:
+// LevelCorrected reads the current value. (Without it the level is the past
+// days' until the read at 09:00: 2,400 short pod-seconds against 1,800 at
+// every step; with it 1,920.)
+func TestReplayHistoryRefreshKeepsTheLevel(t *testing.T) {
+	const days = 5
+	cfg := config(days*1440, 2)
+	cfg.Step, cfg.PodStartup = time.Minute, 90*time.Second
+	load := rampDays(days)
+	for i := (days-1)*1440 + 536; i < len(load.Values); i++ {
+		load.Values[i] *= 2 // the last day: twice the load from 08:56
+	}
+	fc := withForecast(fastUp(spec(1, 60, externalMetric("rps", 1000))), &v1alpha1.MetricForecast{PodStartup: &metav1.Duration{Duration: cfg.PodStartup}})
+	lastDay := func(r Result) Score {
+		return ScoreOf(r.Steps[(days-1)*1440:], cfg.Step, cfg.PodStartup, 1, 60)
+	}
+	fresh := lastDay(run(t, cfg, fc, load))
+	cfg.HistoryRefresh = 5 * time.Minute
+	refreshed := lastDay(run(t, cfg, fc, load))
+	t.Logf("last day: history at every step short %.0f pod-s, %.1f replica-h; read every 5 minutes %.0f, %.1f",
+		fresh.ShortPodSeconds, fresh.ReplicaHours, refreshed.ShortPodSeconds, refreshed.ReplicaHours)
+	if refreshed.ShortPodSeconds > fresh.ShortPodSeconds*1.1+60 || refreshed.ReplicaHours > fresh.ReplicaHours*1.02 {
+		t.Errorf("read every 5 minutes: short %v pod-s, %v replica-h; at every step %v, %v",
+			refreshed.ShortPodSeconds, refreshed.ReplicaHours, fresh.ShortPodSeconds, fresh.ReplicaHours)
+	}
+}

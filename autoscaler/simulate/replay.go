@@ -28,8 +28,14 @@ type replay struct {
 	// metric's unit (NaN where missing); nil for the others (forecast.go).
 	history [][]float64
 	view    []forecast.History
-	fleet   *fleet
-	hist    evaluation.History
+	// readTo is, per metric with a forecast, the last step whose value the
+	// history read last holds, and readAt when it was read
+	// (Config.HistoryRefresh); evaluating is true while the step is due.
+	readTo     []int
+	readAt     []time.Time
+	evaluating bool
+	fleet      *fleet
+	hist       evaluation.History
 	// status is the autoscaler's status, carried from step to step as the
 	// API server would.
 	status       autoscalingv2.HorizontalPodAutoscalerStatus
@@ -75,6 +81,10 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 	}
 	r.units = unitLoads(&spec, r.kinds, r.perPod)
 	r.history, r.view = forecastHistories(cfg, spec, series)
+	r.readTo, r.readAt = make([]int, n), make([]time.Time, n)
+	for j := range r.readTo {
+		r.readTo[j] = -1
+	}
 	return r
 }
 
@@ -96,6 +106,7 @@ func (r *replay) step(i int) Step {
 	for j := range out.Values {
 		out.Values[j], out.Ratios[j] = Missing, math.NaN()
 	}
+	r.evaluating = !now.Before(r.due)
 	if evaluation.ReadsMetrics(&in) {
 		in.Pods = r.fleet.pods
 		for j := range r.readings {
@@ -160,7 +171,7 @@ func (r *replay) size(k, i int) evaluation.ProportionalReading {
 func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
 	spec := r.spec.HPA.Metrics[j]
 	rd := &r.readings[j]
-	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i)}
+	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i, now)}
 	v := r.series[j].Values[i]
 	if v == Missing || (isPerPod(spec) && ready == 0) {
 		rd.FetchErr, rd.Empty = ErrNoSample, v == Missing

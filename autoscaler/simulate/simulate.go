@@ -51,6 +51,12 @@ type Config struct {
 	// period the controller distrusts a cpu sample whose window started before
 	// the pod became ready.
 	ResourceWindow time.Duration
+	// HistoryRefresh is how often the history of a metric's forecast is read
+	// again, as ebbflow-autoscaler does (evaluation.HistoryRefresh): between
+	// two reads the forecast has the history of the last read, and the
+	// metric's value at the step keeps LevelCorrected's level current. 0:
+	// the history up to each evaluation.
+	HistoryRefresh time.Duration
 	// Settings are the controller's settings (kube-controller-manager's
 	// flags).
 	evaluation.Settings
