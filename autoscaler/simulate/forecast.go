@@ -42,12 +42,14 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) ([][]f
 // historyAt is metric j's history at step i (nil without a forecast): what
 // the controller would have read, up to step i, or up to its last read
 // when Config.HistoryRefresh has not passed since (the controller reads at
-// an evaluation when the refresh is due).
+// an evaluation when the refresh is due). A Pods metric's history, which
+// only the replay has (the controller reads none), is up to step i.
 func (r *replay) historyAt(j, i int, now time.Time) *forecast.History {
 	if r.history == nil || r.history[j] == nil {
 		return nil
 	}
-	if r.cfg.HistoryRefresh <= 0 || r.readTo[j] < 0 || (r.evaluating && now.Sub(r.readAt[j]) >= r.cfg.HistoryRefresh) {
+	pods := r.spec.HPA.Metrics[j].Type == autoscalingv2.PodsMetricSourceType
+	if r.cfg.HistoryRefresh <= 0 || pods || r.readTo[j] < 0 || (r.evaluating && now.Sub(r.readAt[j]) >= r.cfg.HistoryRefresh) {
 		r.readTo[j], r.readAt[j] = i, now
 	}
 	r.view[j].Values = r.history[j][:r.readTo[j]+1]

@@ -124,6 +124,15 @@ func TestReplayHistoryRefresh(t *testing.T) {
 	if h := r.historyAt(0, 6, cfg.Start.Add(6*time.Minute)); len(h.Values) != 1 {
 		t.Errorf("a step not due read the history: it ends at step %d", len(h.Values)-1)
 	}
+	// A Pods metric's history, which the controller does not read, is up to
+	// each step.
+	r = newReplay(cfg, withForecast(spec(1, 30, podsMetric("rps", 1000)), &v1alpha1.MetricForecast{}), []Series{load})
+	r.evaluating = true
+	for i := range 7 {
+		if h := r.historyAt(0, i, cfg.Start.Add(time.Duration(i)*time.Minute)); len(h.Values) != i+1 {
+			t.Errorf("Pods metric, step %d: the history ends at step %d", i, len(h.Values)-1)
+		}
+	}
 }
 
 // The day's level through the metric's value: with the history read every

@@ -55,7 +55,8 @@ type Config struct {
 	// again, as ebbflow-autoscaler does (evaluation.HistoryRefresh): between
 	// two reads the forecast has the history of the last read, and the
 	// metric's value at the step keeps LevelCorrected's level current. 0:
-	// the history up to each evaluation.
+	// the history up to each evaluation. A Pods metric's history (the
+	// controller reads none) is always up to each step.
 	HistoryRefresh time.Duration
 	// Settings are the controller's settings (kube-controller-manager's
 	// flags).

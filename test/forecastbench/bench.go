@@ -36,6 +36,9 @@ type Setup struct {
 	MaxReplicas int32
 	// Behavior is every variant's behavior (nil: the defaults).
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
+	// HistoryRefresh is simulate.Config's: how often the forecasts'
+	// history is read again (0: up to each step).
+	HistoryRefresh time.Duration
 }
 
 // Row is one replay's score after the warm-up.
@@ -53,7 +56,7 @@ type Row struct {
 // ones first, then the forecasts, then the oracle.
 func Replay(name string, series simulate.Series, start time.Time, s Setup) ([]Row, error) {
 	cfg := simulate.Config{Start: start, Step: s.Step, Steps: len(series.Values), InitialReplicas: 1,
-		PodStartup: s.Startup, Settings: evaluation.DefaultSettings()}
+		PodStartup: s.Startup, HistoryRefresh: s.HistoryRefresh, Settings: evaluation.DefaultSettings()}
 	warm := int(s.Warmup / s.Step)
 	if warm >= cfg.Steps {
 		return nil, fmt.Errorf("%s: a warm-up of %v leaves no step to score", name, s.Warmup)
