@@ -28,16 +28,10 @@ func TestForecastRefresh(t *testing.T) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "Refresh study: %s, 1-minute steps, peak = %d pods of capacity %.0f, lead = start-up + 1 step, behavior.scaleUp.tolerance 0, first 28 days not scored; refresh rows read the history every %v.\n",
 		time.Now().UTC().Format(time.RFC3339), studyPeakPods, studyCapacity, evaluation.HistoryRefresh)
-	span := func(name string) time.Duration {
-		if name == "nasa" {
-			return 62 * forecast.Daily
-		}
-		return 84 * forecast.Daily
-	}
 	lc := []forecast.Method{forecast.LevelCorrected}
 	refresh := func(s *Setup) { s.Targets, s.HistoryRefresh = nil, evaluation.HistoryRefresh }
 	weekly := func(s *Setup) { s.Targets, s.Season = nil, "Weekly" }
-	eachStudyTrace(t, span, func(tr studyTrace) {
+	eachStudyTrace(t, weeklySpan, func(tr studyTrace) {
 		for _, su := range startups {
 			startup := time.Duration(su) * time.Second
 			base := studySetup(startup, 4*forecast.Weekly)

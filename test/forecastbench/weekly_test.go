@@ -28,13 +28,7 @@ func TestForecastWeekly(t *testing.T) {
 	var out strings.Builder
 	fmt.Fprintf(&out, "Weekly study: %s, 1-minute steps, peak = %d pods of capacity %.0f, lead = start-up + 1 step, first 28 days not scored.\n",
 		time.Now().UTC().Format(time.RFC3339), studyPeakPods, studyCapacity)
-	span := func(name string) time.Duration {
-		if name == "nasa" {
-			return 62 * forecast.Daily
-		}
-		return 84 * forecast.Daily
-	}
-	eachStudyTrace(t, span, func(tr studyTrace) {
+	eachStudyTrace(t, weeklySpan, func(tr studyTrace) {
 		for _, su := range startups {
 			startup := time.Duration(su) * time.Second
 			base := studySetup(startup, 4*forecast.Weekly)
@@ -55,6 +49,14 @@ func TestForecastWeekly(t *testing.T) {
 		}
 	})
 	writeStudy(t, out.String())
+}
+
+// weeklySpan is the replays' span of a trace: 12 weeks, NASA its 62 days.
+func weeklySpan(name string) time.Duration {
+	if name == "nasa" {
+		return 62 * forecast.Daily
+	}
+	return 84 * forecast.Daily
 }
 
 // checkWeeklyActs fails when no weekly forecast row uses more
