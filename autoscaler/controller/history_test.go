@@ -314,3 +314,31 @@ func TestHistoryCacheBoundedAndForgotten(t *testing.T) {
 		t.Fatalf("forget left %d entries, want new2's", len(hc.entries))
 	}
 }
+
+// Between two history reads the forecast's recent level takes the metric's
+// current value, read at every evaluation: the history (100 at every time)
+// is read once, then the queue reads 20 for 4 minutes; the level over the
+// last 5 minutes is 100, 100 read, 80, 60, 40 on the line, and 20 now.
+func TestForecastLevelFollowsTheCurrentValueBetweenReads(t *testing.T) {
+	m := externalMetric("rps", "10")
+	f, hc, client := forecastFixture(t, m)
+	f.metrics.External = map[string][]int64{"rps": {100_000}}
+	const key = "Autoscaler/ns/web"
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	if c := lastForecasting(t, client); !strings.Contains(c.Message, "forecast of rps: 100 in 2m0s") {
+		t.Fatalf("Forecasting %q, want the history's 100", c.Message)
+	}
+	f.clock.Step(4 * time.Minute)
+	f.metrics.External, f.metrics.Timestamp = map[string][]int64{"rps": {20_000}}, f.clock.Now()
+	if _, err := f.sync(key); err != nil {
+		t.Fatal(err)
+	}
+	if n := hc.readCount(); n != 1 {
+		t.Fatalf("%d history reads, want 1 (within %v)", n, HistoryRefresh)
+	}
+	if c := lastForecasting(t, client); !strings.Contains(c.Message, "forecast of rps: 66.67 in 2m0s") {
+		t.Fatalf("Forecasting %q, want 66.67: the level of the last 5 minutes with the current value", c.Message)
+	}
+}
