@@ -39,14 +39,9 @@ const (
 
 // HistoryRequestFor is the history a forecast reads: its past seasons
 // (forecast.DefaultSeasons) and an hour more (the seasons' windows and the
-// recent level need minutes), at one minute for a daily season and five
-// minutes for a weekly one (within the adapter's bound on points).
+// recent level need minutes), at o.HistoryStep().
 func HistoryRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
-	step := time.Minute
-	if o.Season > forecast.Daily {
-		step = 5 * time.Minute
-	}
-	return metrics.HistoryRequest{Range: forecast.DefaultSeasons*o.Season + time.Hour, Step: step}
+	return metrics.HistoryRequest{Range: forecast.DefaultSeasons*o.Season + time.Hour, Step: o.HistoryStep()}
 }
 
 // historyCache holds the histories read, per autoscaler and metric. The

@@ -50,6 +50,16 @@ type ForecastOptions struct {
 	Lead       time.Duration
 }
 
+// HistoryStep is the step of the history ebbflow-autoscaler reads for the
+// forecast: one minute for a daily season, five minutes for a weekly one
+// (within the adapter's bound on points).
+func (o ForecastOptions) HistoryStep() time.Duration {
+	if o.Season > forecast.Daily {
+		return 5 * time.Minute
+	}
+	return time.Minute
+}
+
 // forecastOptionsOf applies the defaults to f (nil: no forecast).
 func forecastOptionsOf(f *v1alpha1.MetricForecast) *ForecastOptions {
 	if f == nil {

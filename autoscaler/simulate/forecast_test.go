@@ -135,6 +135,45 @@ func TestReplayHistoryRefresh(t *testing.T) {
 	}
 }
 
+// With Config.HistoryRefresh the history is at the controller's step when
+// that is a multiple of the replay's: 5 minutes for a weekly season, 1
+// minute for a daily one.
+func TestReplayHistoryStep(t *testing.T) {
+	load := Series{Values: make([]int64, 100)}
+	for i := range load.Values {
+		load.Values[i] = int64(i) * 1000 // the value says its step
+	}
+	for _, c := range []struct {
+		step, refresh time.Duration
+		season        v1alpha1.ForecastSeason
+		pods          bool
+		want          time.Duration
+	}{
+		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, false, 5 * time.Minute},
+		{15 * time.Second, 5 * time.Minute, v1alpha1.SeasonDaily, false, time.Minute},
+		{time.Minute, 5 * time.Minute, v1alpha1.SeasonDaily, false, time.Minute},
+		{45 * time.Second, 5 * time.Minute, v1alpha1.SeasonDaily, false, 45 * time.Second}, // not a multiple
+		{time.Minute, 0, v1alpha1.SeasonWeekly, false, time.Minute},                       // no refresh: the replay's step
+		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, true, time.Minute},          // Pods: the replay's step
+	} {
+		cfg := config(len(load.Values), 2)
+		cfg.Step, cfg.HistoryRefresh = c.step, c.refresh
+		m := externalMetric("rps", 1000)
+		if c.pods {
+			m = podsMetric("rps", 1000)
+		}
+		r := newReplay(cfg, withForecast(spec(1, 30, m), &v1alpha1.MetricForecast{Season: c.season}), []Series{load})
+		r.evaluating = true
+		i := 17
+		h := r.historyAt(0, i, cfg.Start.Add(time.Duration(i)*c.step))
+		k := int(c.want / c.step)
+		if h.Step != c.want || len(h.Values) != i/k+1 || h.Values[1] != float64(load.Values[k])/1000 {
+			t.Errorf("step %v, refresh %v, %s, pods %v: history at %v with %d values (second %v), want at %v with %d (second %v)",
+				c.step, c.refresh, c.season, c.pods, h.Step, len(h.Values), h.Values[1], c.want, i/k+1, float64(load.Values[k])/1000)
+		}
+	}
+}
+
 // The day's level through the metric's value: with the history read every
 // 5 minutes, a day whose load doubles 4 minutes before the ramp (after the
 // read at 08:55) is served as with the history read at every step:

@@ -28,6 +28,7 @@ type replay struct {
 	// metric's unit (NaN where missing); nil for the others (forecast.go).
 	history [][]float64
 	view    []forecast.History
+	stride  []int
 	// readTo is, per metric with a forecast, the last step whose value the
 	// history read last holds, and readAt when it was read
 	// (Config.HistoryRefresh); evaluating is true while the step is due.
@@ -80,7 +81,7 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 		}
 	}
 	r.units = unitLoads(&spec, r.kinds, r.perPod)
-	r.history, r.view = forecastHistories(cfg, spec, series)
+	r.history, r.view, r.stride = forecastHistories(cfg, spec, series)
 	r.readTo, r.readAt = make([]int, n), make([]time.Time, n)
 	for j := range r.readTo {
 		r.readTo[j] = -1
