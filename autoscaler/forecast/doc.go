@@ -9,7 +9,9 @@
 //     baseline; one bad day in the past is copied as is).
 //   - LevelCorrected: each of the last Seasons seasons' value at the target
 //     time, scaled by the recent level (the mean of the history's last Level,
-//     5 minutes by default) over the level of the same window that season
+//     by default 5 minutes or 3 history steps when longer, with
+//     Request.Latest when the history is older) over the level of the same
+//     window that season
 //     (the ratio bounded to [1/4, 4]), then the median of those.
 //   - SeasonalMax: the peak of each past season over the lead window, then a
 //     trimmed maximum across seasons (the largest season is dropped when

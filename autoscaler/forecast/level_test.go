@@ -162,3 +162,22 @@ func TestRecentLevelLine(t *testing.T) {
 		}
 	}
 }
+
+// On a coarse history the default level spans at least 3 of its steps, so
+// it compares more than the last one or two values: at a 10-minute step,
+// the last 30 minutes.
+func TestForecastLevelCoarseHistory(t *testing.T) {
+	now := t0.Add(4*Daily + 12*time.Hour)
+	lead := 10 * time.Minute
+	fine := scaleFrom(now.Add(-25*time.Minute), 1.5)(daily(5))
+	coarse := History{Start: t0, Step: 10 * time.Minute}
+	for i := 0; i < len(fine.Values); i += 10 {
+		coarse.Values = append(coarse.Values, fine.Values[i])
+	}
+	// The last 30 minutes hold 4 values, the last 3 of them at 1.5: the
+	// level is 1.375 times the past days'; over 5 minutes it would be 1.5.
+	f := Of(coarse, Request{Now: now, Lead: lead, Season: Daily, Method: LevelCorrected})
+	if w := 1.375 * load(now.Add(lead)); !f.OK || math.Abs(f.Value-w) > 0.02*w {
+		t.Errorf("forecast %+v, want %.1f ± 2%%", f, w)
+	}
+}

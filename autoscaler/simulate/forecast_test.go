@@ -153,8 +153,8 @@ func TestReplayHistoryStep(t *testing.T) {
 		{15 * time.Second, 5 * time.Minute, v1alpha1.SeasonDaily, false, time.Minute},
 		{time.Minute, 5 * time.Minute, v1alpha1.SeasonDaily, false, time.Minute},
 		{45 * time.Second, 5 * time.Minute, v1alpha1.SeasonDaily, false, 45 * time.Second}, // not a multiple
-		{time.Minute, 0, v1alpha1.SeasonWeekly, false, time.Minute},                       // no refresh: the replay's step
-		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, true, time.Minute},          // Pods: the replay's step
+		{time.Minute, 0, v1alpha1.SeasonWeekly, false, time.Minute},                        // no refresh: the replay's step
+		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, true, time.Minute},           // Pods: the replay's step
 	} {
 		cfg := config(len(load.Values), 2)
 		cfg.Step, cfg.HistoryRefresh = c.step, c.refresh
