@@ -12,61 +12,72 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 )
 
+// forecastHistory is one metric's history for its forecast: the recorded
+// values in the metric's unit (NaN where missing), every stride-th replay
+// step, and the view of them the last read holds.
+type forecastHistory struct {
+	values []float64
+	view   forecast.History
+	stride int
+	// refresh is true when the history is read every Config.HistoryRefresh,
+	// as the controller reads External and Object metrics' histories.
+	refresh bool
+	// readTo is the last replay step the last read holds (-1: none yet).
+	readTo int
+}
+
 // forecastHistories converts the series of the metrics with a forecast to
-// the metric's unit once (NaN where missing), for the forecasts of every
-// step: the recorded value of an Object or External metric, the load of a
-// Pods metric (the per-pod values summed over the pods that existed, so
-// renamed pods do not matter). With Config.HistoryRefresh, an External or
-// Object metric's history is at the step the controller reads
-// (ForecastOptions.HistoryStep) when that is a multiple of the replay's:
-// every stride-th value; stride[j] is 1 otherwise.
-func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) ([][]float64, []forecast.History, []int) {
-	var hist [][]float64
-	var views []forecast.History
-	var stride []int
+// the metric's unit once, for the forecasts of every step (nil for the
+// other metrics): the recorded value of an Object or External metric, the
+// load of a Pods metric (the per-pod values summed over the pods that
+// existed, so renamed pods do not matter). With Config.HistoryRefresh, an
+// External or Object metric's history is at the step the controller reads
+// (ForecastOptions.HistoryStep) when that is a multiple of the replay's.
+func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*forecastHistory {
+	var out []*forecastHistory
 	for j, o := range spec.MetricOptions {
 		if o.Forecast == nil || j >= len(spec.HPA.Metrics) {
 			continue
 		}
-		if hist == nil {
-			n := len(spec.HPA.Metrics)
-			hist, views, stride = make([][]float64, n), make([]forecast.History, n), make([]int, n)
+		if out == nil {
+			out = make([]*forecastHistory, len(spec.HPA.Metrics))
 		}
-		stride[j] = 1
-		if hs := o.Forecast.HistoryStep(); cfg.HistoryRefresh > 0 && !isPods(spec.HPA.Metrics[j]) && hs > cfg.Step && hs%cfg.Step == 0 {
-			stride[j] = int(hs / cfg.Step)
+		h := &forecastHistory{stride: 1, readTo: -1,
+			refresh: cfg.HistoryRefresh > 0 && spec.HPA.Metrics[j].Type != autoscalingv2.PodsMetricSourceType}
+		if hs := o.Forecast.HistoryStep(); h.refresh && hs > cfg.Step && hs%cfg.Step == 0 {
+			h.stride = int(hs / cfg.Step)
 		}
 		vals := series[j].Values
-		hist[j] = make([]float64, 0, (len(vals)+stride[j]-1)/stride[j])
-		for i := 0; i < len(vals); i += stride[j] {
+		h.values = make([]float64, 0, (len(vals)+h.stride-1)/h.stride)
+		for i := 0; i < len(vals); i += h.stride {
 			x := math.NaN()
 			if vals[i] != Missing {
 				x = float64(vals[i]) / 1000
 			}
-			hist[j] = append(hist[j], x)
+			h.values = append(h.values, x)
 		}
-		views[j] = forecast.History{Start: cfg.Start, Step: cfg.Step * time.Duration(stride[j])}
+		h.view = forecast.History{Start: cfg.Start, Step: cfg.Step * time.Duration(h.stride)}
+		out[j] = h
 	}
-	return hist, views, stride
+	return out
 }
-
-func isPods(m autoscalingv2.MetricSpec) bool { return m.Type == autoscalingv2.PodsMetricSourceType }
 
 // historyAt is metric j's history at step i (nil without a forecast): what
 // the controller would have read, up to step i, or up to its last read
-// when Config.HistoryRefresh has not passed since (the controller reads at
-// an evaluation when the refresh is due), at the controller's step (see
-// forecastHistories). A Pods metric's history, which only the replay has
-// (the controller reads none), is up to step i.
-func (r *replay) historyAt(j, i int, now time.Time) *forecast.History {
-	if r.history == nil || r.history[j] == nil {
+// while Config.HistoryRefresh has not passed since (the controller reads
+// at an evaluation, due, when the refresh is due), at the controller's step
+// (see forecastHistories). A Pods metric's history, which only the replay
+// has (the controller reads none), is up to step i.
+func (r *replay) historyAt(j, i int, due bool) *forecast.History {
+	if r.histories == nil || r.histories[j] == nil {
 		return nil
 	}
-	if r.cfg.HistoryRefresh <= 0 || isPods(r.spec.HPA.Metrics[j]) || r.readTo[j] < 0 || (r.evaluating && now.Sub(r.readAt[j]) >= r.cfg.HistoryRefresh) {
-		r.readTo[j], r.readAt[j] = i, now
+	h := r.histories[j]
+	if !h.refresh || h.readTo < 0 || due && time.Duration(i-h.readTo)*r.cfg.Step >= r.cfg.HistoryRefresh {
+		h.readTo = i
 	}
-	r.view[j].Values = r.history[j][:r.readTo[j]/r.stride[j]+1]
-	return &r.view[j]
+	h.view.Values = h.values[:h.readTo/h.stride+1]
+	return &h.view
 }
 
 // validateForecast reports a forecast on a metric that cannot have one,

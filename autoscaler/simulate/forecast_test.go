@@ -107,9 +107,7 @@ func TestReplayHistoryRefresh(t *testing.T) {
 		cfg.HistoryRefresh = c.refresh
 		r := newReplay(cfg, fc, []Series{load})
 		for i := range 30 {
-			r.evaluating = true
-			now := cfg.Start.Add(time.Duration(i) * cfg.Step)
-			h := r.historyAt(0, i, now)
+			h := r.historyAt(0, i, true)
 			if got := len(h.Values) - 1; got != c.lastAt(i) {
 				t.Errorf("refresh %v, step %d: the history ends at step %d, want %d", c.refresh, i, got, c.lastAt(i))
 			}
@@ -118,18 +116,15 @@ func TestReplayHistoryRefresh(t *testing.T) {
 	// A step that only observes (not due) does not read.
 	cfg.HistoryRefresh = 5 * time.Minute
 	r := newReplay(cfg, fc, []Series{load})
-	r.evaluating = true
-	r.historyAt(0, 0, cfg.Start)
-	r.evaluating = false
-	if h := r.historyAt(0, 6, cfg.Start.Add(6*time.Minute)); len(h.Values) != 1 {
+	r.historyAt(0, 0, true)
+	if h := r.historyAt(0, 6, false); len(h.Values) != 1 {
 		t.Errorf("a step not due read the history: it ends at step %d", len(h.Values)-1)
 	}
 	// A Pods metric's history, which the controller does not read, is up to
 	// each step.
 	r = newReplay(cfg, withForecast(spec(1, 30, podsMetric("rps", 1000)), &v1alpha1.MetricForecast{}), []Series{load})
-	r.evaluating = true
 	for i := range 7 {
-		if h := r.historyAt(0, i, cfg.Start.Add(time.Duration(i)*time.Minute)); len(h.Values) != i+1 {
+		if h := r.historyAt(0, i, true); len(h.Values) != i+1 {
 			t.Errorf("Pods metric, step %d: the history ends at step %d", i, len(h.Values)-1)
 		}
 	}
@@ -163,9 +158,8 @@ func TestReplayHistoryStep(t *testing.T) {
 			m = podsMetric("rps", 1000)
 		}
 		r := newReplay(cfg, withForecast(spec(1, 30, m), &v1alpha1.MetricForecast{Season: c.season}), []Series{load})
-		r.evaluating = true
 		i := 17
-		h := r.historyAt(0, i, cfg.Start.Add(time.Duration(i)*c.step))
+		h := r.historyAt(0, i, true)
 		k := int(c.want / c.step)
 		if h.Step != c.want || len(h.Values) != i/k+1 || h.Values[1] != float64(load.Values[k])/1000 {
 			t.Errorf("step %v, refresh %v, %s, pods %v: history at %v with %d values (second %v), want at %v with %d (second %v)",

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
-	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -24,19 +23,11 @@ type replay struct {
 	perPod []float64
 	// units are the per-pod target loads the score divides by (unitLoads).
 	units []float64
-	// history holds, per metric with a forecast, its recorded series in the
-	// metric's unit (NaN where missing); nil for the others (forecast.go).
-	history [][]float64
-	view    []forecast.History
-	stride  []int
-	// readTo is, per metric with a forecast, the last step whose value the
-	// history read last holds, and readAt when it was read
-	// (Config.HistoryRefresh); evaluating is true while the step is due.
-	readTo     []int
-	readAt     []time.Time
-	evaluating bool
-	fleet      *fleet
-	hist       evaluation.History
+	// histories holds, per metric with a forecast, its history (nil for the
+	// others; forecast.go).
+	histories []*forecastHistory
+	fleet     *fleet
+	hist      evaluation.History
 	// status is the autoscaler's status, carried from step to step as the
 	// API server would.
 	status       autoscalingv2.HorizontalPodAutoscalerStatus
@@ -81,11 +72,7 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 		}
 	}
 	r.units = unitLoads(&spec, r.kinds, r.perPod)
-	r.history, r.view, r.stride = forecastHistories(cfg, spec, series)
-	r.readTo, r.readAt = make([]int, n), make([]time.Time, n)
-	for j := range r.readTo {
-		r.readTo[j] = -1
-	}
+	r.histories = forecastHistories(cfg, spec, series)
 	return r
 }
 
@@ -107,11 +94,11 @@ func (r *replay) step(i int) Step {
 	for j := range out.Values {
 		out.Values[j], out.Ratios[j] = Missing, math.NaN()
 	}
-	r.evaluating = !now.Before(r.due)
+	due := !now.Before(r.due)
 	if evaluation.ReadsMetrics(&in) {
 		in.Pods = r.fleet.pods
 		for j := range r.readings {
-			r.read(j, i, now, ready, &out)
+			r.read(j, i, now, due, ready, &out)
 		}
 		for j := range r.proportional {
 			r.proportional[j] = r.size(n+j, i)
@@ -119,7 +106,7 @@ func (r *replay) step(i int) Step {
 		in.Readings, in.Proportional = r.readings, r.proportional
 	}
 	out.Replicas = current
-	if now.Before(r.due) {
+	if !due {
 		// Not due (a spec.syncPeriodSeconds longer than the step): observed
 		// only.
 		r.underProvisioned(&out)
@@ -169,10 +156,10 @@ func (r *replay) size(k, i int) evaluation.ProportionalReading {
 
 // read fills reading j from the recorded value at step i, as the metrics
 // APIs would have served it, and notes the value and usage ratio in out.
-func (r *replay) read(j, i int, now time.Time, ready int32, out *Step) {
+func (r *replay) read(j, i int, now time.Time, due bool, ready int32, out *Step) {
 	spec := r.spec.HPA.Metrics[j]
 	rd := &r.readings[j]
-	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i, now)}
+	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i, due)}
 	v := r.series[j].Values[i]
 	if v == Missing || (isPerPod(spec) && ready == 0) {
 		rd.FetchErr, rd.Empty = ErrNoSample, v == Missing
