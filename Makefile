@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast soak demo demo-fake-nodes verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes verify deps tools clean
 
 all: build
 
@@ -55,6 +55,11 @@ bench:
 bench-forecast: deps
 	@mkdir -p _output/bench
 	out=_output/bench/forecast-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_FORECAST_BENCH_OUT=$$PWD/$$out $(GO) test -tags forecastbench -count=1 -timeout 60m -v -run '^TestForecastBenchFull$$' ./test/forecastbench/ && echo "table in $$out"
+
+## bench-forecast-heldout: the held-out traces of test/forecastbench/testdata/traces replayed straight from their grid (walk-forward: training span, then test span): reactive frontier, Ebbflow's forecast and the peers (Crane EHPA DSP, PHPA Holt-Winters and linear, AWS-style predictive); tables in _output/bench/
+bench-forecast-heldout:
+	@mkdir -p _output/bench
+	out=_output/bench/forecast-heldout-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_FORECAST_BENCH_OUT=$$PWD/$$out $(GO) test -tags forecastbench -count=1 -timeout 60m -v -run '^TestForecastHeldOut$$' ./test/forecastbench/ && echo "table in $$out"
 
 ## bench-cluster: kube-controller-manager's HPA controller and ebbflow-autoscaler (drop-in) one after the other on the local cluster against a 100 ms external metrics API; report in _output/bench/ (EBBFLOW_BENCH_N, _WORKERS, _VARIANTS, _WINDOW, _CONTROLLERS, _SETUP_QPS; see docs/benchmarks.md)
 bench-cluster:

@@ -4,7 +4,6 @@ package forecastbench
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"testing"
@@ -162,18 +161,6 @@ func replays(t *testing.T, name string, series simulate.Series, start time.Time,
 		rows = append(rows, r...)
 	}
 	return rows
-}
-
-// milli is g as a simulate series (milli-units, Missing in gaps).
-func milli(g Grid) simulate.Series {
-	s := simulate.Series{Values: make([]int64, len(g.Values))}
-	for i, v := range g.Values {
-		s.Values[i] = simulate.Missing
-		if !math.IsNaN(v) {
-			s.Values[i] = int64(math.Round(v * 1000))
-		}
-	}
-	return s
 }
 
 // checkFloor fails when a forecast row of one Replay uses fewer
