@@ -226,8 +226,8 @@ func FrontierShort(frontier []HeldOutRow, hours float64) (short float64, outside
 type HeldOutVerdict struct {
 	HeldOutRow
 	// Ratio is ShortPodSeconds over the reactive frontier's at equal
-	// replica-hours (NaN when 0/0; +Inf when only the frontier is never
-	// short); ExtraHours its replica-hours over the HPA's at 100 %,
+	// replica-hours (NaN when 0/0, shown so; +Inf when only the frontier is
+	// never short); ExtraHours its replica-hours over the HPA's at 100 %,
 	// tolerance 0, minus 1.
 	Ratio, ExtraHours float64
 	Outside           bool
@@ -295,13 +295,16 @@ func WriteHeldOutTable(w io.Writer, title string, results []HeldOutResult, test 
 				mark = "*"
 			}
 			cells[v.Variant] = fmt.Sprintf("%.2f%s (%+.1f %%)", v.Ratio, mark, 100*v.ExtraHours)
-			if !isDaily {
-				continue
+			if math.IsNaN(v.Ratio) {
+				cells[v.Variant] = fmt.Sprintf("0/0%s (%+.1f %%)", mark, 100*v.ExtraHours)
+			}
+			if !isDaily || math.IsNaN(v.Ratio) {
+				continue // 0/0: neither is ever short, no ratio to rank
 			}
 			if v.Ratio <= 0.5 {
 				good[v.Variant]++
 			}
-			if wv, ok := worsts[v.Variant]; !ok || v.Ratio > wv.ratio || math.IsNaN(v.Ratio) {
+			if wv, ok := worsts[v.Variant]; !ok || v.Ratio > wv.ratio {
 				worsts[v.Variant] = worst{res.Trace, v.Ratio}
 			}
 		}
@@ -317,7 +320,11 @@ func WriteHeldOutTable(w io.Writer, title string, results []HeldOutResult, test 
 	}
 	fmt.Fprintf(w, "\n| **worst daily trace** | | |")
 	for _, v := range variants {
-		fmt.Fprintf(w, " %s %.2f |", worsts[v].trace, worsts[v].ratio)
+		if wv, ok := worsts[v]; ok {
+			fmt.Fprintf(w, " %s %.2f |", wv.trace, wv.ratio)
+			continue
+		}
+		fmt.Fprint(w, " – |")
 	}
 	fmt.Fprintln(w)
 }
