@@ -11,5 +11,11 @@
 // (`make bench-forecast`) writes the tables of docs/benchmarks.md,
 // TestForecastStudy the start-up, lead and tolerance sweep, and
 // TestForecastWeekly the daily against the weekly season (the last two
-// replay straight from the grid, not through Prometheus).
+// replay straight from the grid, not through Prometheus). The held-out
+// bench (issue 28 §1; heldout.go, peers.go, `make bench-forecast-heldout`,
+// TestForecastHeldOut) replays the traces of testdata/traces, which
+// nothing in the product was chosen on, held on 1-minute steps: the
+// reactive frontier, Ebbflow's forecast and four peers written here from
+// their public descriptions, scored walk-forward (a training span, then a
+// test span).
 package forecastbench

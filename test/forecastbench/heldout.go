@@ -201,15 +201,16 @@ func cmpFloat(a, b float64) int {
 }
 
 // FrontierShort is the frontier's short pod-seconds at replica-hours
-// hours: linear between its points; below the cheapest, the cheapest's
-// (Outside); above the dearest, the dearest's.
+// hours: linear between its points; outside them (outside), the nearest
+// point's (below the cheapest, the cheapest's; above the dearest, the
+// dearest's, as if more replica-hours bought the reactive HPA nothing).
 func FrontierShort(frontier []HeldOutRow, hours float64) (short float64, outside bool) {
 	first, last := frontier[0], frontier[len(frontier)-1]
 	switch {
 	case hours <= first.ReplicaHours:
 		return first.ShortPodSeconds, hours < first.ReplicaHours
 	case hours >= last.ReplicaHours:
-		return last.ShortPodSeconds, false
+		return last.ShortPodSeconds, hours > last.ReplicaHours
 	}
 	for i := 1; i < len(frontier); i++ {
 		a, b := frontier[i-1], frontier[i]

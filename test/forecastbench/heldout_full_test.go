@@ -49,7 +49,7 @@ func TestForecastHeldOut(t *testing.T) {
 	WriteHeldOutTable(&tables, "**Training span** (where choices may be made)", results, false)
 	head := fmt.Sprintf("Held-out bench: %s, default method %s, pod start-up %v, 1-minute steps (coarser traces held), peak %d pods of capacity %.0f, first %v of each trace; "+
 		"warm-up 7 days (a quarter of a shorter replay), training span to 60 %%, test span the rest. "+
-		"Cell: short pod-seconds ÷ the reactive frontier's at equal replica-hours (* below the frontier's cheapest point) (replica-hours over the HPA at 100 %%, tolerance 0). Run took %v.\n",
+		"Cell: short pod-seconds ÷ the reactive frontier's at equal replica-hours (* outside the frontier's replica-hours: read at its nearest end) (replica-hours over the HPA at 100 %%, tolerance 0). Run took %v.\n",
 		time.Now().UTC().Format(time.RFC3339), evaluation.DefaultForecastMethod, HeldOutStartup, HeldOutPeakPods, HeldOutCapacity, HeldOutSpan, time.Since(began).Round(time.Second))
 	writeStudy(t, head+tables.String())
 }

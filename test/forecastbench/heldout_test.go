@@ -131,7 +131,7 @@ func TestFrontier(t *testing.T) {
 	for _, c := range []struct {
 		hours, short float64
 		outside      bool
-	}{{8, 100, true}, {12, 70, false}, {17, 25, false}, {30, 10, false}} {
+	}{{8, 100, true}, {12, 70, false}, {17, 25, false}, {20, 10, false}, {30, 10, true}} {
 		short, outside := FrontierShort(f, c.hours)
 		if math.Abs(short-c.short) > 1e-9 || outside != c.outside {
 			t.Errorf("at %v replica-hours: %v (outside %v), want %v (%v)", c.hours, short, outside, c.short, c.outside)
