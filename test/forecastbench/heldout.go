@@ -72,6 +72,9 @@ type HeldOutResult struct {
 	Interval    time.Duration
 	Daily       float64
 	Train, Test []HeldOutRow
+	// TrainFrom, TestFrom and End bound the spans (the replay starts at
+	// the trace's first sample; before TrainFrom is the warm-up).
+	TrainFrom, TestFrom, End time.Time
 }
 
 // HeldOutReplay replays one trace's grid (already scaled) with every
@@ -80,7 +83,9 @@ type HeldOutResult struct {
 func HeldOutReplay(name string, g Grid, interval time.Duration, peers []Peer) (HeldOutResult, error) {
 	load := milli(g)
 	warm, split := Spans(len(g.Values), g.Step)
-	res := HeldOutResult{Trace: name, Interval: interval, Daily: Autocorrelation(g.Values[warm:split], int(24*time.Hour/g.Step))}
+	at := func(i int) time.Time { return g.Start.Add(time.Duration(i) * g.Step) }
+	res := HeldOutResult{Trace: name, Interval: interval, Daily: Autocorrelation(g.Values[warm:split], int(24*time.Hour/g.Step)),
+		TrainFrom: at(warm), TestFrom: at(split), End: at(len(g.Values))}
 	score := func(row HeldOutRow, steps []simulate.Step) {
 		for i := range steps {
 			steps[i].Needed = -1
@@ -276,7 +281,7 @@ func WriteHeldOutTable(w io.Writer, title string, results []HeldOutResult, test 
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%s\n\n| trace | interval | daily r (training) | %s |\n|---|---|---|%s\n", title,
+	fmt.Fprintf(w, "\n%s\n\n| trace | interval | span (UTC) | daily r (training) | %s |\n|---|---|---|---|%s\n", title,
 		strings.Join(variants, " | "), strings.Repeat("---|", len(variants)))
 	type worst struct {
 		trace string
@@ -309,17 +314,21 @@ func WriteHeldOutTable(w io.Writer, title string, results []HeldOutResult, test 
 				worsts[v.Variant] = worst{res.Trace, v.Ratio}
 			}
 		}
-		fmt.Fprintf(w, "| %s | %v | %.2f |", res.Trace, res.Interval, res.Daily)
+		from, to := res.TrainFrom, res.TestFrom
+		if test {
+			from, to = res.TestFrom, res.End
+		}
+		fmt.Fprintf(w, "| %s | %v | %s → %s | %.2f |", res.Trace, res.Interval, from.Format("2006-01-02 15:04"), to.Format("2006-01-02 15:04"), res.Daily)
 		for _, v := range variants {
 			fmt.Fprintf(w, " %s |", cells[v])
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "| **daily traces ≤ 0.5 (of %d)** | | |", daily)
+	fmt.Fprintf(w, "| **daily traces ≤ 0.5 (of %d)** | | | |", daily)
 	for _, v := range variants {
 		fmt.Fprintf(w, " %d |", good[v])
 	}
-	fmt.Fprintf(w, "\n| **worst daily trace** | | |")
+	fmt.Fprintf(w, "\n| **worst daily trace** | | | |")
 	for _, v := range variants {
 		if wv, ok := worsts[v]; ok {
 			fmt.Fprintf(w, " %s %.2f |", wv.trace, wv.ratio)
