@@ -122,7 +122,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.StringVar(&o.plot, "plot", "", "Also write a PNG plot (metric against target, actual and simulated replicas per spec) to this file.")
 	fs.DurationVar(&o.podStartup, "pod-startup", o.podStartup, "Time a new simulated pod takes to become ready.")
 	fs.DurationVar(&o.historyRefresh, "history-refresh", o.historyRefresh, "How often a forecast's history is read again, as ebbflow-autoscaler does; between reads the forecast has the last read and the metric's current value. 0: the history up to each step.")
-	fs.DurationVar(&o.warmup, "warmup", 0, "Also replay this much history before the range, neither shown nor scored: the autoscaler's state and the forecasts' past seasons (e.g. 96h: four seasons of a daily forecast).")
+	fs.DurationVar(&o.warmup, "warmup", 0, "Also replay this much history before the range, neither shown nor scored: the autoscaler's state and the forecasts' past seasons (e.g. 169h: a daily forecast's 4 seasons and the 3 days of its backtest, as ebbflow-autoscaler reads them).")
 	fs.Int32Var(&o.initialReplicas, "initial-replicas", o.initialReplicas, "Replicas before the first evaluation; -1: the actual replicas at the start when Prometheus has them, else minReplicas (at least 1).")
 	fs.StringVar(&o.actualQuery, "actual-query", "", "PromQL of the actual replica count (default: kube-state-metrics' replicas of the scale target).")
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of the specs (default: their metadata.namespace, else default).")

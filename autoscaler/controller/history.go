@@ -37,11 +37,11 @@ const (
 	maxHistories = 4096
 )
 
-// HistoryRequestFor is the history a forecast reads: its past seasons
-// (forecast.DefaultSeasons) and an hour more (the seasons' windows and the
-// recent level need minutes), at o.HistoryStep().
+// HistoryRequestFor is the history a forecast reads: its backtest's span,
+// the past seasons before it and an hour more (o.HistoryRange), at
+// o.HistoryStep().
 func HistoryRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
-	return metrics.HistoryRequest{Range: forecast.DefaultSeasons*o.Season + time.Hour, Step: o.HistoryStep()}
+	return metrics.HistoryRequest{Range: o.HistoryRange(), Step: o.HistoryStep()}
 }
 
 // historyCache holds the histories read, per autoscaler and metric. The

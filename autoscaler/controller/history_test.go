@@ -79,7 +79,14 @@ func (c *historyClient) readCount() int {
 // forecastFixture is an Autoscaler on web (2 replicas) whose metric rps
 // (External, 10 per pod) reads 20 now — the reactive proposal is 4 — and
 // has a daily forecast; its history reads 100 at every time (10 replicas).
+// The forecast's mode is Always: a flat history never leaves the reactive
+// path short, so the backtest would hold the floor back (TestForecastAuto
+// shows it), and these tests are about reading histories.
 func forecastFixture(t *testing.T, metric autoscalingv2.MetricSpec) (*fixture, *historyClient, *ebbflowfake.Clientset) {
+	return forecastFixtureMode(t, metric, v1alpha1.ForecastAlways)
+}
+
+func forecastFixtureMode(t *testing.T, metric autoscalingv2.MetricSpec, mode v1alpha1.ForecastMode) (*fixture, *historyClient, *ebbflowfake.Clientset) {
 	f := newFixture(t)
 	f.target("web", 2, 2)
 	f.pods("web", 2)
@@ -95,7 +102,7 @@ func forecastFixture(t *testing.T, metric autoscalingv2.MetricSpec) (*fixture, *
 	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
 		Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 100, PeriodSeconds: 15}}}}
 	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
-	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 2 * time.Minute}}
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 2 * time.Minute}, Mode: mode}
 	client := ebbflowfake.NewSimpleClientset(a)
 	informer := ebbflowinformers.NewSharedInformerFactory(client, 0).Autoscaling().V1alpha1().Autoscalers()
 	if err := informer.Informer().GetIndexer().Add(a); err != nil {
@@ -137,7 +144,7 @@ func TestForecastMetricGetsItsHistory(t *testing.T) {
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{10}) {
 		t.Fatalf("scale updates %v, want [10]: the forecast's floor", got)
 	}
-	if want := []string{"ns/rps{queue=orders} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
+	if want := []string{"ns/rps{queue=orders} 169h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
 		t.Fatalf("history reads %q, want %q", hc.reads, want)
 	}
 	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
@@ -228,7 +235,7 @@ func TestForecastMetricWithoutSelector(t *testing.T) {
 	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ns/rps{} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
+	if want := []string{"ns/rps{} 169h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
 		t.Fatalf("history reads %q (%d refused), want %q", hc.reads, hc.nothing, want)
 	}
 	if c := lastForecasting(t, client); c.Status != corev1.ConditionTrue {
@@ -250,7 +257,7 @@ func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
 	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ns/Service/api/hits{code=200} 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
+	if want := []string{"ns/Service/api/hits{code=200} 169h0m0s 1m0s"}; !slices.Equal(hc.reads, want) {
 		t.Fatalf("history reads %q, want %q", hc.reads, want)
 	}
 	if hc.nothing != 0 {
@@ -340,5 +347,22 @@ func TestForecastLevelFollowsTheCurrentValueBetweenReads(t *testing.T) {
 	}
 	if c := lastForecasting(t, client); !strings.Contains(c.Message, "forecast of rps: 66.67 in 2m0s") {
 		t.Fatalf("Forecasting %q, want 66.67: the level of the last 5 minutes with the current value", c.Message)
+	}
+}
+
+// In the default mode the floor applies only once its backtest paid off:
+// on a flat history the reactive path is never short, so the metric
+// decides alone and the condition says why.
+func TestForecastAuto(t *testing.T) {
+	f, _, client := forecastFixtureMode(t, externalMetric("rps", "10"), "")
+	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.scaleUpdates(); len(got) != 0 {
+		t.Fatalf("scale updates %v, want none: the metric alone keeps 2 (the floor would ask for 10)", got)
+	}
+	c := lastForecasting(t, client)
+	if c.Status != "False" || c.Reason != "NotPaidOff" || !strings.Contains(c.Message, "the reactive path was never short") {
+		t.Errorf("Forecasting %+v", c)
 	}
 }

@@ -32,6 +32,14 @@ func TestForecastSelfMetrics(t *testing.T) {
 	if got := testutil.ToFloat64(self.forecasts.values.WithLabelValues("Autoscaler", "ns", "web", "rps")); got != 100 {
 		t.Errorf("forecast_value = %v, want 100", got)
 	}
+	// Mode Always: applied; the flat history was never short, so the
+	// backtest has no ratio and the gauge no series.
+	if got := testutil.ToFloat64(self.forecasts.applied.WithLabelValues("Autoscaler", "ns", "web", "rps")); got != 1 {
+		t.Errorf("forecast_applied = %v, want 1", got)
+	}
+	if n := testutil.CollectAndCount(self.forecasts.shortRatio); n != 0 {
+		t.Errorf("forecast_backtest_short_ratio has %d series, want none", n)
+	}
 	if cur, des := testutil.ToFloat64(self.current.WithLabelValues("Autoscaler", "ns", "web")),
 		testutil.ToFloat64(self.desired.WithLabelValues("Autoscaler", "ns", "web")); cur != 2 || des != 10 {
 		t.Errorf("current_replicas %v, desired_replicas %v, want 2 and 10", cur, des)

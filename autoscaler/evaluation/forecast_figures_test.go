@@ -18,7 +18,9 @@ func TestResultForecasts(t *testing.T) {
 		hist *forecast.History
 		want []ForecastFigure
 	}{
-		{"usable", dailyPeak(3, 20, 50), []ForecastFigure{{Index: 0, Metric: "queue", Value: 50, Replicas: 5}}},
+		// The backtest of the 2 days after the first: the floor removes
+		// the whole shortfall of each day's peak.
+		{"usable", dailyPeak(3, 20, 50), []ForecastFigure{{Index: 0, Metric: "queue", Value: 50, Replicas: 5, Applied: true, ShortRatio: 0}}},
 		{"no history", nil, nil},
 		{"less than a season", dailyPeak(0, 20, 50), nil},
 	} {

@@ -219,7 +219,16 @@ func TestForecastLevelReadsTheCurrentValue(t *testing.T) {
 func TestLatestOf(t *testing.T) {
 	obj := Reading{Spec: autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType}, Value: 2_500, Timestamp: start.Add(-time.Minute)}
 	pods := Reading{Spec: autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType},
-		Samples: replicas.Samples{"a": {Value: 1_000, Timestamp: start}}, Timestamp: start}
+		Samples: replicas.Samples{"a": {Value: 1_000, Timestamp: start}, "b": {Value: 2_500, Timestamp: start},
+			"c": {Value: 7_000, Timestamp: start}, "d": {Value: 9_000, Timestamp: start}}, Timestamp: start}
+	ready := &replicas.ReadyCondition{Status: corev1.ConditionTrue}
+	workload := []replicas.Pod{
+		{Name: "a", Phase: corev1.PodRunning, Ready: ready},
+		{Name: "b", Phase: corev1.PodRunning, Ready: ready},
+		{Name: "c", Phase: corev1.PodRunning, Ready: &replicas.ReadyCondition{Status: corev1.ConditionFalse}},
+		{Name: "d", Phase: corev1.PodRunning, Ready: ready, Deleting: true},
+		{Name: "e", Phase: corev1.PodRunning, Ready: ready}, // no sample
+	}
 	failed := external(5_000)
 	failed.FetchErr = errors.New("down")
 	empty := external(0)
@@ -228,15 +237,17 @@ func TestLatestOf(t *testing.T) {
 	huge.Values = []int64{1 << 62, 1 << 62, 1 << 62}
 	for name, c := range map[string]struct {
 		rd   Reading
+		pods []replicas.Pod
 		want forecast.Sample
 	}{
-		"an Object metric's value":                  {obj, forecast.Sample{At: start.Add(-time.Minute), Value: 2.5}},
-		"a Pods metric: per pod, not the total":     {pods, forecast.Sample{}},
-		"a failed read":                             {failed, forecast.Sample{}},
-		"an empty answer":                           {empty, forecast.Sample{}},
-		"External values whose int64 sum overflows": {huge, forecast.Sample{At: start, Value: 3 * float64(1<<62) / 1000}},
+		"an Object metric's value": {obj, nil, forecast.Sample{At: start.Add(-time.Minute), Value: 2.5}},
+		"a Pods metric: summed over the ready pods, not the unready or deleted": {pods, workload, forecast.Sample{At: start, Value: 3.5}},
+		"a Pods metric without a ready pod":                                     {pods, workload[2:4], forecast.Sample{}},
+		"a failed read":                                                         {failed, nil, forecast.Sample{}},
+		"an empty answer":                                                       {empty, nil, forecast.Sample{}},
+		"External values whose int64 sum overflows":                             {huge, nil, forecast.Sample{At: start, Value: 3 * float64(1<<62) / 1000}},
 	} {
-		if got := latestOf(c.rd, start); got != c.want {
+		if got := latestOf(c.rd, start, c.pods); got != c.want {
 			t.Errorf("%s: %+v, want %+v", name, got, c.want)
 		}
 	}

@@ -276,6 +276,9 @@ type History struct {
 	// Proportional holds the last good parameters read from each referenced
 	// ConfigMap, by "name/key" (so reordering spec.metrics keeps them apart).
 	Proportional map[string]proportional.Params
+	// Backtests are the forecasts' last backtests, by index in
+	// spec.metrics (forecast.go).
+	Backtests map[int]BacktestMemo
 }
 
 // Seed records the current replica count as the first recommendation when

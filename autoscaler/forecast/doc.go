@@ -20,6 +20,19 @@
 //   - HoltWinters: additive Holt-Winters fitted on the last Seasons seasons
 //     averaged to 288 buckets a season, with fixed smoothing (α 0.2, β 0.01,
 //     γ 0.3).
+//   - LevelPeak (the default of ebbflow-autoscaler): what the pods started
+//     now must meet — each of the last Seasons seasons' peak over the
+//     start-up window ahead and Window after it ([target - Lead, target +
+//     Window], target = Now + Lead), scaled by the recent level over that
+//     season's level as LevelCorrected does, then the median of those.
+//
+// Backtest (backtest.go): BacktestOf replays a forecast over the last days
+// of its own history, one forecast per history step from the history
+// before it, and scores three paths against the need (whole pods of Unit):
+// the metric's target alone, the same floored by the forecast, and the
+// target lowered until it costs what the floor costs (the frontier).
+// Backtest.PaysOff says the floor removed enough of the shortfall for its
+// cost; ebbflow-autoscaler applies a forecast only then (mode Auto).
 //
 // Robustness: less history than one season (before Now) gives no forecast,
 // with ReasonShortHistory; a season whose window holds no sample is skipped;

@@ -49,10 +49,11 @@ const (
 	LevelCorrected Method = "LevelCorrected"
 	SeasonalMax    Method = "SeasonalMax"
 	HoltWinters    Method = "HoltWinters"
+	LevelPeak      Method = "LevelPeak"
 )
 
 // Methods lists every method, in the order of the package doc.
-var Methods = []Method{SeasonalNaive, LevelCorrected, SeasonalMax, HoltWinters}
+var Methods = []Method{SeasonalNaive, LevelCorrected, SeasonalMax, HoltWinters, LevelPeak}
 
 // Reasons there is no forecast.
 const (
@@ -120,7 +121,11 @@ func Of(h History, req Request) Forecast {
 	if err := validate(h, &req); err != nil {
 		return none(ReasonInvalid, err.Error())
 	}
-	g := grid(h, req.Now)
+	return of(grid(h, req.Now), req)
+}
+
+// of forecasts a validated req from g, the history up to req.Now.
+func of(g view, req Request) Forecast {
 	first := g.first()
 	if first < 0 || g.time(first).After(req.Now.Add(-req.Season)) {
 		span := time.Duration(0)
@@ -132,11 +137,13 @@ func Of(h History, req Request) Forecast {
 	var f Forecast
 	switch req.Method {
 	case SeasonalNaive:
-		f = seasonal(g, req, 1, mean, false, median)
+		f = seasonal(g, req, 1, mean, req.Window, req.Window, false, median)
 	case LevelCorrected:
-		f = seasonal(g, req, req.Seasons, mean, true, median)
+		f = seasonal(g, req, req.Seasons, mean, req.Window, req.Window, true, median)
 	case SeasonalMax:
-		f = seasonal(g, req, req.Seasons, peak, false, trimmedMax)
+		f = seasonal(g, req, req.Seasons, peak, req.Window, req.Window, false, trimmedMax)
+	case LevelPeak:
+		f = seasonal(g, req, req.Seasons, peak, req.Lead, req.Window, true, median)
 	case HoltWinters:
 		f = holtWinters(g, req)
 	}
@@ -170,7 +177,7 @@ func validate(h History, req *Request) error {
 		return fmt.Errorf("level window %v must be in [0, season %v)", req.Level, req.Season)
 	}
 	switch req.Method {
-	case SeasonalNaive, LevelCorrected, SeasonalMax, HoltWinters:
+	case SeasonalNaive, LevelCorrected, SeasonalMax, HoltWinters, LevelPeak:
 	default:
 		return fmt.Errorf("unknown method %q (one of %v)", req.Method, Methods)
 	}

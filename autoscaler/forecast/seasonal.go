@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// seasonal reads the window around the target time in each of the last k
-// seasons with agg, optionally scales each by the recent level
+// seasonal reads the window [target - before, target + after] in each of
+// the last k seasons with agg, optionally scales each by the recent level
 // (recentLevel) over that season's level over the same window, and combines
 // the seasons' values.
-func seasonal(g view, req Request, k int, agg aggregate, level bool, combine func([]float64) float64) Forecast {
+func seasonal(g view, req Request, k int, agg aggregate, before, after time.Duration, level bool, combine func([]float64) float64) Forecast {
 	target := req.Now.Add(req.Lead)
 	var recent float64
 	var end time.Time
@@ -26,11 +26,11 @@ func seasonal(g view, req Request, k int, agg aggregate, level bool, combine fun
 		at := target.Add(-back)
 		// The window ends at Now a season back at most: values recorded
 		// after Now are not known.
-		to := at.Add(req.Window)
+		to := at.Add(after)
 		if limit := req.Now; to.After(limit) {
 			to = limit
 		}
-		v, ok := agg(g, at.Add(-req.Window), to)
+		v, ok := agg(g, at.Add(-before), to)
 		if !ok {
 			continue
 		}

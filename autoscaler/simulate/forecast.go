@@ -8,6 +8,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 )
@@ -94,6 +95,11 @@ func validateForecast(spec *evaluation.Spec) error {
 		}
 		if !slices.Contains(forecast.Methods, o.Forecast.Method) {
 			return fmt.Errorf("spec.metrics[%d].forecast.method: unknown method %q (one of %v)", j, o.Forecast.Method, forecast.Methods)
+		}
+		switch o.Forecast.Mode {
+		case v1alpha1.ForecastAuto, v1alpha1.ForecastAlways, v1alpha1.ForecastReportOnly:
+		default:
+			return fmt.Errorf("spec.metrics[%d].forecast.mode: unknown mode %q (one of Auto, Always, ReportOnly)", j, o.Forecast.Mode)
 		}
 		if o.Forecast.Lead < 0 || o.Forecast.Lead >= o.Forecast.Season {
 			return fmt.Errorf("spec.metrics[%d].forecast.lead: %v must be in [0, the season %v)", j, o.Forecast.Lead, o.Forecast.Season)

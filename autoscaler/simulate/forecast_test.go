@@ -47,7 +47,7 @@ func TestReplayWithForecast(t *testing.T) {
 	cfg.Step, cfg.PodStartup = time.Minute, 90*time.Second
 	load := rampDays(days)
 	reactive := fastUp(spec(1, 30, externalMetric("rps", 1000)))
-	fc := withForecast(reactive, &v1alpha1.MetricForecast{PodStartup: &metav1.Duration{Duration: cfg.PodStartup}})
+	fc := withForecast(reactive, &v1alpha1.MetricForecast{PodStartup: &metav1.Duration{Duration: cfg.PodStartup}, Mode: v1alpha1.ForecastAlways})
 	a, b := run(t, cfg, reactive, load), run(t, cfg, fc, load)
 	day := func(r Result, d int) Score {
 		return ScoreOf(r.Steps[d*1440:(d+1)*1440], cfg.Step, cfg.PodStartup, 1, 30)
@@ -72,6 +72,18 @@ func TestReplayWithForecast(t *testing.T) {
 	}
 	if !early {
 		t.Error("day 1: no scale-up for the forecast before 09:00")
+	}
+
+	// In the default mode the floor waits for a backtest: on day 1 there
+	// is a season of history to forecast from but none to backtest on, so
+	// the replay is the reactive one; on day 2 the backtest of day 1 paid
+	// off and the floor applies.
+	auto := run(t, cfg, withForecast(reactive, &v1alpha1.MetricForecast{PodStartup: &metav1.Duration{Duration: cfg.PodStartup}}), load)
+	if got, want := day(auto, 1), day(a, 1); !near(got.ShortPodSeconds, want.ShortPodSeconds) || !near(got.ReplicaHours, want.ReplicaHours) {
+		t.Errorf("Auto, day 1 (backtest pending): %+v, want the reactive %+v", got, want)
+	}
+	if got, want := day(auto, 2), day(b, 2); !near(got.ShortPodSeconds, want.ShortPodSeconds) {
+		t.Errorf("Auto, day 2 (paid off on day 1): short %v pod-seconds, want Always's %v", got.ShortPodSeconds, want.ShortPodSeconds)
 	}
 }
 

@@ -61,8 +61,24 @@ const (
 )
 
 // ForecastMethod is how a forecast is computed.
-// +kubebuilder:validation:Enum=LevelCorrected;SeasonalMax;SeasonalNaive;HoltWinters
+// +kubebuilder:validation:Enum=LevelPeak;LevelCorrected;SeasonalMax;SeasonalNaive;HoltWinters
 type ForecastMethod string
+
+// ForecastMode says when a forecast raises the metric's proposal.
+// +kubebuilder:validation:Enum=Auto;Always;ReportOnly
+type ForecastMode string
+
+// Forecast modes.
+const (
+	// ForecastAuto applies the floor only while the backtest of the last
+	// days shows it paid off (the default).
+	ForecastAuto ForecastMode = "Auto"
+	// ForecastAlways applies the floor whatever the backtest says.
+	ForecastAlways ForecastMode = "Always"
+	// ForecastReportOnly computes and backtests the forecast and reports
+	// both, and never applies the floor.
+	ForecastReportOnly ForecastMode = "ReportOnly"
+)
 
 // MetricForecast configures a metric's forecast.
 type MetricForecast struct {
@@ -71,10 +87,10 @@ type MetricForecast struct {
 	Season ForecastSeason `json:"season,omitempty"`
 
 	// method is how the forecast is computed from the past seasons (see
-	// docs/forecast.md; default LevelCorrected, chosen on replays of real
-	// traffic: the median over the last four seasons of the value around
-	// the target time, each scaled by the recent level over that season's
-	// level at the same time).
+	// docs/forecast.md; default LevelPeak, chosen on the training spans of
+	// replays of real traffic: the median over the last four seasons of the
+	// peak over the start-up window ahead, each scaled by the recent level
+	// over that season's level at the same time).
 	// +optional
 	Method ForecastMethod `json:"method,omitempty"`
 
@@ -88,6 +104,18 @@ type MetricForecast struct {
 	// forecast load arrives. Less than the season.
 	// +optional
 	Lead *metav1.Duration `json:"lead,omitempty"`
+
+	// mode says when the forecast raises the proposal. Auto (default):
+	// the forecast is backtested on the metric's own history every hour —
+	// over the last days, the floor it would have set against the
+	// metric's target alone — and applied only while it paid off (it left
+	// at most 0.9 of the shortfall a lower target spending the same
+	// replica-hours would have left, for at most 5 % more replica-hours).
+	// Always: applied whatever the backtest says. ReportOnly: forecast and
+	// backtest are computed and reported (condition Forecasting, the
+	// decision record), never applied.
+	// +optional
+	Mode ForecastMode `json:"mode,omitempty"`
 }
 
 // MissingPolicy says how to read a metric that returns no value.

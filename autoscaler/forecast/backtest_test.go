@@ -1,0 +1,148 @@
+package forecast
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ramps is a quiet load of 200 that jumps to 2,000 at 09:00 each day for an
+// hour, at one-minute steps: a reactive path is short at every jump, a
+// daily forecast is not.
+func ramps(days int) History {
+	h := History{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
+	for i := range h.Values {
+		h.Values[i] = 200
+		if m := i % 1440; m >= 9*60 && m < 10*60 {
+			h.Values[i] = 2000
+		}
+	}
+	return h
+}
+
+// noise is a load without a season: 1,000 ± 500 drawn every minute.
+func noise(days int) History {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := History{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
+	for i := range h.Values {
+		h.Values[i] = 500 + 1000*rng.Float64()
+	}
+	return h
+}
+
+func backtestRequest(now time.Time) BacktestRequest {
+	return BacktestRequest{Request: Request{Now: now, Lead: 105 * time.Second, Season: Daily, Method: LevelPeak},
+		Span: 3 * Daily, Unit: 100, Startup: 90 * time.Second, Stabilization: 5 * time.Minute}
+}
+
+func TestBacktestPaysOffOnARepeatedRamp(t *testing.T) {
+	h := ramps(7)
+	b := BacktestOf(h, backtestRequest(t0.Add(7*Daily-time.Minute)))
+	if !b.OK {
+		t.Fatalf("backtest: %s %s", b.Reason, b.Message)
+	}
+	// Each day the reactive path is 18 pods short for the two minutes of
+	// start-up after 09:00: 3 days × 18 × 2 min = 1.8 pod-hours.
+	if got, want := b.Reactive.Short, 3*18*2/60.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("reactive short %.4f pod-hours, want %.4f", got, want)
+	}
+	if b.Floor.Short != 0 {
+		t.Errorf("floor short %.4f pod-hours, want 0 (the ramp repeats exactly)", b.Floor.Short)
+	}
+	if !b.PaysOff() {
+		t.Errorf("a floor that removes the whole shortfall at %+.1f%% cost does not pay off: %s", 100*b.ExtraCost(), b.Summary())
+	}
+	if b.Forecasts != 3*1440 || b.Missed != 0 {
+		t.Errorf("%d forecasts (%d missed), want %d (0)", b.Forecasts, b.Missed, 3*1440)
+	}
+	if !strings.Contains(b.Summary(), "short 0.00× the reactive path at equal cost") {
+		t.Errorf("summary %q", b.Summary())
+	}
+}
+
+func TestBacktestDoesNotPayOffWithoutASeason(t *testing.T) {
+	h := noise(7)
+	b := BacktestOf(h, backtestRequest(t0.Add(7*Daily-time.Minute)))
+	if !b.OK {
+		t.Fatalf("backtest: %s %s", b.Reason, b.Message)
+	}
+	if b.PaysOff() {
+		t.Errorf("a floor on seasonless noise pays off: %s", b.Summary())
+	}
+	if b.Reactive.Short <= 0 || b.Frontier.Cost != b.Floor.Cost && b.Floor.Cost > b.Reactive.Cost {
+		t.Errorf("reactive %+v, floor %+v, frontier %+v", b.Reactive, b.Floor, b.Frontier)
+	}
+}
+
+// The frontier spends the floor's replica-hours on a lower target; it is
+// never shorter than the reactive path's shortfall at a higher cost allows.
+func TestBacktestFrontierSpendsTheFloorsCost(t *testing.T) {
+	h := noise(5)
+	b := BacktestOf(h, backtestRequest(t0.Add(5*Daily-time.Minute)))
+	if !b.OK {
+		t.Fatalf("backtest: %s %s", b.Reason, b.Message)
+	}
+	if b.Floor.Cost <= b.Reactive.Cost {
+		t.Fatalf("the floor added nothing on noise: %+v vs %+v", b.Floor, b.Reactive)
+	}
+	if math.Abs(b.Frontier.Cost-b.Floor.Cost) > 1e-6*b.Floor.Cost {
+		t.Errorf("frontier cost %.3f, want the floor's %.3f", b.Frontier.Cost, b.Floor.Cost)
+	}
+	if b.Frontier.Short > b.Reactive.Short {
+		t.Errorf("frontier short %.3f above the reactive path's %.3f at a higher cost", b.Frontier.Short, b.Reactive.Short)
+	}
+}
+
+func TestBacktestNeedsTwoSeasons(t *testing.T) {
+	h := ramps(2)
+	b := BacktestOf(h, backtestRequest(t0.Add(2*Daily-2*time.Minute)))
+	if b.OK || b.Reason != ReasonShortHistory || !strings.Contains(b.Message, "two seasons") {
+		t.Errorf("backtest of less than two seasons: %+v", b)
+	}
+	b = BacktestOf(h, backtestRequest(t0.Add(2*Daily-time.Minute)))
+	if !b.OK || b.To.Sub(b.From) != Daily-time.Minute {
+		t.Errorf("backtest of two seasons: %+v", b)
+	}
+}
+
+func TestBacktestInvalid(t *testing.T) {
+	h := ramps(3)
+	now := t0.Add(3*Daily - time.Minute)
+	for name, edit := range map[string]func(*BacktestRequest){
+		"negative unit":       func(r *BacktestRequest) { r.Unit = -1 },
+		"NaN unit":            func(r *BacktestRequest) { r.Unit = math.NaN() },
+		"span of 9 seasons":   func(r *BacktestRequest) { r.Span = 9 * Daily },
+		"negative start-up":   func(r *BacktestRequest) { r.Startup = -time.Second },
+		"stabilization a day": func(r *BacktestRequest) { r.Stabilization = Daily },
+		"unknown method":      func(r *BacktestRequest) { r.Method = "Crystal" },
+	} {
+		req := backtestRequest(now)
+		edit(&req)
+		if b := BacktestOf(h, req); b.OK || b.Reason != ReasonInvalid || b.PaysOff() {
+			t.Errorf("%s: %+v", name, b)
+		}
+	}
+}
+
+// A value target scores the load itself (Unit 0): the same verdict on the
+// ramp.
+func TestBacktestContinuous(t *testing.T) {
+	req := backtestRequest(t0.Add(7*Daily - time.Minute))
+	req.Unit = 0
+	b := BacktestOf(ramps(7), req)
+	if !b.PaysOff() || b.Reactive.Short <= 0 {
+		t.Errorf("continuous backtest on the ramp: %s", b.Summary())
+	}
+}
+
+func BenchmarkBacktest(b *testing.B) {
+	h := daily(7)
+	req := backtestRequest(t0.Add(7*Daily - time.Minute))
+	for b.Loop() {
+		if bt := BacktestOf(h, req); !bt.OK {
+			b.Fatal(bt.Message)
+		}
+	}
+}
