@@ -126,7 +126,9 @@ func TestForecastOnObjectMetric(t *testing.T) {
 	// SeasonalNaive forecasts the past days' objectPast whatever the live
 	// value; LevelCorrected (the default) follows the last 5 minutes, the
 	// live objectNow, within minutes.
-	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("SeasonalNaive"),
+	// Mode Always: the flat history never left the reactive path short,
+	// so the default mode's backtest would hold the floor back.
+	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("SeasonalNaive"), Mode: v1alpha1.ForecastAlways,
 		PodStartup: &metav1.Duration{Duration: forecastPodStartup}}
 	// The controller reads a history again only every 5 minutes: create the
 	// Autoscaler once Prometheus answers with the backfilled days.

@@ -26,7 +26,7 @@ import (
 // forecastMin replicas, so both hold forecastMin before the ramp; after it
 // the queue asks 10.
 //
-// LevelCorrected (set explicitly; the default today) forecasts the mean of the ±5 minutes
+// LevelCorrected (set explicitly) forecasts the mean of the ±5 minutes
 // around now+lead in the past days (1-minute points; the level ratio is 1,
 // every day being alike). That mean asks more than forecastMin only when at
 // least 6 of its points are on the plateau — (6×100+4×20)/10 = 68 or
@@ -175,8 +175,13 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	} else {
 		t.Logf("decision record: %+v", got.Status.LastDecision.Steps)
 	}
+	// The default mode (Auto) applied the floor because its backtest on
+	// the backfilled week paid off: every ramp left the reactive path
+	// short, and the floor removed part of it.
 	if got == nil || !hasConditionReason(got, "Forecasting", corev1.ConditionTrue, "ForecastAvailable") {
 		t.Errorf("Forecasting condition not True/ForecastAvailable: %+v", got)
+	} else if c := forecastingMessage(got); !strings.Contains(c, "backtest over 72h0m0s") || !strings.Contains(c, ": paid off)") {
+		t.Errorf("Forecasting message %q does not show the 3-day backtest that paid off", c)
 	}
 
 	hpaWrite := waitWrite(t, writes["hpa"], ramp.Add(time.Minute), "the HPA")
@@ -185,6 +190,16 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 		t.Errorf("the HPA scaled at %s, before the ramp at %s", hpaWrite.Format("15:04:05.000"), ramp.Format(time.TimeOnly))
 	}
 	t.Logf("wall time %v", time.Since(t0).Round(time.Second))
+}
+
+// forecastingMessage is the message of a's Forecasting condition.
+func forecastingMessage(a *v1alpha1.Autoscaler) string {
+	for _, c := range v1alpha1.ToHPAStatus(&a.Status).Conditions {
+		if c.Type == "Forecasting" {
+			return c.Message
+		}
+	}
+	return ""
 }
 
 // hasForecastStep reports whether rec has a Forecast step that raised the
