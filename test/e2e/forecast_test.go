@@ -177,10 +177,11 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 	}
 	// The default mode (Auto) applied the floor because its backtest on
 	// the backfilled week paid off: every ramp left the reactive path
-	// short, and the floor removed part of it.
+	// short, and the floor removed part of it. The 3 days end at the
+	// history's last point, a minute before the evaluation.
 	if got == nil || !hasConditionReason(got, "Forecasting", corev1.ConditionTrue, "ForecastAvailable") {
 		t.Errorf("Forecasting condition not True/ForecastAvailable: %+v", got)
-	} else if c := forecastingMessage(got); !strings.Contains(c, "backtest over 72h0m0s") || !strings.Contains(c, ": paid off)") {
+	} else if c := forecastingMessage(got); !strings.Contains(c, "backtest over 71h59m0s") || !strings.Contains(c, ": paid off)") {
 		t.Errorf("Forecasting message %q does not show the 3-day backtest that paid off", c)
 	}
 
