@@ -55,6 +55,9 @@ func (p *Provider) GetMetricBySelector(ctx context.Context, namespace string, se
 	if err != nil {
 		return nil, err
 	}
+	if rest, h, err := rules.SplitHistory(metricSelector); err == nil && h != nil && !h.Pods.IsZero() && info.GroupResource == podsGR && namespace != "" {
+		return p.podsHistory(ctx, namespace, info, target, rest, *h)
+	}
 	if err := refuseHistory(metricSelector, "a list of objects (* or a label selector)"); err != nil {
 		return nil, err
 	}

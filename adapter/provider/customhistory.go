@@ -21,6 +21,14 @@ import (
 const errHistoryOneObject = "%s and %s: a custom metric's history is served for one object asked by name " +
 	"(/namespaces/NS/RESOURCE/NAME/METRIC), not for %s"
 
+// errHistoryPods is how a Pods metric's history is asked for.
+const errHistoryPods = "a Pods metric's history is asked for the pods of a namespace (/namespaces/NS/pods/*/METRIC) " +
+	"with one of %s, %s or %s naming the workload"
+
+// errHistoryPodsOnly is why a history of one object or an external metric
+// cannot name a workload's pods.
+const errHistoryPodsOnly = "%s: only a Pods metric's history (/namespaces/NS/pods/*/METRIC) names a workload's pods"
+
 // refuseHistory is a 400 saying why when metricSelector asks for a history
 // (or uses a reserved key) on a request that cannot answer one; nil otherwise.
 func refuseHistory(metricSelector labels.Selector, what string) error {
@@ -29,6 +37,9 @@ func refuseHistory(metricSelector labels.Selector, what string) error {
 		return nil
 	}
 	msg := fmt.Sprintf(errHistoryOneObject, rules.HistoryRangeLabel, rules.HistoryStepLabel, what)
+	if err == nil {
+		msg += "; " + fmt.Sprintf(errHistoryPods, rules.HistoryDeploymentPodsLabel, rules.HistoryStatefulSetPodsLabel, rules.HistoryReplicaSetPodsLabel)
+	}
 	if err != nil {
 		msg += " (" + err.Error() + ")"
 	}
@@ -64,6 +75,9 @@ func (p *Provider) ObjectHistory(ctx context.Context, name types.NamespacedName,
 	}
 	if h == nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("a history needs both %s and %s", rules.HistoryRangeLabel, rules.HistoryStepLabel))
+	}
+	if !h.Pods.IsZero() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf(errHistoryPodsOnly, h.Pods.Shape))
 	}
 	sel, q, err := customQuery(ctx, target, info, name.Namespace, []string{name.Name}, rest)
 	if err != nil {

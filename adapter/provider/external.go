@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
@@ -25,6 +27,9 @@ func (p *Provider) GetExternalMetric(ctx context.Context, namespace string, metr
 	if rest, h, err := rules.SplitHistory(metricSelector); err != nil || h != nil { // docs/forecast.md#history-contract
 		if err != nil {
 			return nil, queryError(ctx, err)
+		}
+		if !h.Pods.IsZero() {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf(errHistoryPodsOnly, h.Pods.Shape))
 		}
 		return p.externalHistory(ctx, namespace, rest, *h, info.Metric, target)
 	}

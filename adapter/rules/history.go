@@ -45,10 +45,14 @@ const (
 	maxHistoryValue = 16
 )
 
-// History is a history request: the range and step of the subquery.
+// History is a history request: the range and step of the subquery, and
+// for a Pods metric the workload whose pods it sums.
 type History struct {
 	Range time.Duration
 	Step  time.Duration
+	// Pods is set by one of the History*PodsLabel requirements: the
+	// history of a Pods metric (PodsHistoryQuery); zero otherwise.
+	Pods WorkloadPods
 }
 
 // Points is how many points per series the request asks at most.
@@ -76,7 +80,9 @@ func badHistory(key, format string, args ...any) error {
 // returns the rest of the selector, and the request when sel asks for a
 // history (nil otherwise). Both requirements must be present with the
 // operator = (or ==) and one value in Prometheus duration syntax within the
-// bounds; any other key under history.ebbflow.dev/ is an error. Errors wrap
+// bounds; for a Pods metric one of the History*PodsLabel requirements
+// names the workload (History.Pods); any other key under
+// history.ebbflow.dev/ is an error. Errors wrap
 // ErrBadHistory and name the requirement.
 func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 	if sel == nil {
@@ -88,10 +94,22 @@ func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 	}
 	var rest []labels.Requirement
 	var rangeV, stepV *time.Duration
+	var pods WorkloadPods
 	for _, r := range reqs {
 		key := r.Key()
 		if len(key) < len(historyPrefix) || key[:len(historyPrefix)] != historyPrefix {
 			rest = append(rest, r)
+			continue
+		}
+		if isPodsKey(key) {
+			if !pods.IsZero() {
+				return nil, nil, badHistory(key, "a Pods metric's history names one workload (%s was given too)", pods.Shape)
+			}
+			w, err := parseWorkloadPods(r)
+			if err != nil {
+				return nil, nil, badHistory(key, "%v", err)
+			}
+			pods = w
 			continue
 		}
 		var dst **time.Duration
@@ -101,7 +119,8 @@ func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 		case HistoryStepLabel:
 			dst = &stepV
 		default:
-			return nil, nil, badHistory(truncate(key), "unknown reserved requirement (only %s and %s)", HistoryRangeLabel, HistoryStepLabel)
+			return nil, nil, badHistory(truncate(key), "unknown reserved requirement (only %s, %s and, for a Pods metric, one of %s, %s, %s)",
+				HistoryRangeLabel, HistoryStepLabel, HistoryDeploymentPodsLabel, HistoryStatefulSetPodsLabel, HistoryReplicaSetPodsLabel)
 		}
 		if *dst != nil {
 			return nil, nil, badHistory(key, "given twice")
@@ -112,13 +131,13 @@ func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 		}
 		*dst = &d
 	}
-	if rangeV == nil && stepV == nil {
+	if rangeV == nil && stepV == nil && pods.IsZero() {
 		return sel, nil, nil
 	}
 	if rangeV == nil || stepV == nil {
 		return nil, nil, badHistory(HistoryRangeLabel, "a history needs both %s and %s", HistoryRangeLabel, HistoryStepLabel)
 	}
-	h := History{Range: *rangeV, Step: *stepV}
+	h := History{Range: *rangeV, Step: *stepV, Pods: pods}
 	if err := h.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -186,16 +205,31 @@ func (h History) Subquery(query string) (string, error) {
 	if err := h.Validate(); err != nil {
 		return "", err
 	}
+	expr, err := instantExpr(query)
+	if err != nil {
+		return "", err
+	}
+	return h.subquery(expr), nil
+}
+
+// instantExpr parses a rendered query that must be an instant vector; a
+// scalar becomes vector(<scalar>).
+func instantExpr(query string) (parser.Expr, error) {
 	expr, err := config.ParsePromQL(query)
 	if err != nil {
-		return "", fmt.Errorf("rendered query does not parse: %w", err)
+		return nil, fmt.Errorf("rendered query does not parse: %w", err)
 	}
 	if expr.Type() != parser.ValueTypeVector && expr.Type() != parser.ValueTypeScalar {
-		return "", errors.New("rendered query is not an instant vector")
+		return nil, errors.New("rendered query is not an instant vector")
 	}
 	if expr.Type() == parser.ValueTypeScalar {
 		expr = &parser.Call{Func: parser.Functions["vector"], Args: parser.Expressions{expr}}
 	}
+	return expr, nil
+}
+
+// subquery is (<expr>)[range:step] built on the tree.
+func (h History) subquery(expr parser.Expr) string {
 	sq := &parser.SubqueryExpr{Expr: &parser.ParenExpr{Expr: expr}, Range: h.Range, Step: h.Step}
-	return sq.String(), nil
+	return sq.String()
 }

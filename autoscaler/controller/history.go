@@ -60,17 +60,18 @@ type historyEntry struct {
 	usedAt  time.Time
 }
 
-// errHistoryPods is why a Pods metric's forecast has no history in the
-// controller.
-var errHistoryPods = errors.New("the controller reads histories of External and Object metrics only: a Pods metric's history is the workload's total over pods whose names change, which the custom metrics API cannot ask for (docs/forecast.md#history-contract); use an External metric over the same series for the forecast, or replay it with ebbflow simulate")
+// errHistoryUnread is why a metric of another type has no history.
+var errHistoryUnread = errors.New("the controller reads histories of Pods, Object and External metrics only")
 
 // readHistories fills the History of every reading whose metric has a
 // forecast, from the cache or the metrics APIs: an External metric's
 // history through external.metrics.k8s.io, an Object metric's (the
-// described object's) through custom.metrics.k8s.io. A failed read keeps the
+// described object's) and a Pods metric's (the total of the scale target's
+// pods, past pods included, named by workloadOf; podSel is the scale's pod
+// selector) through custom.metrics.k8s.io. A failed read keeps the
 // last good history for HistoryMaxAge; without one, HistoryErr says why and
 // the metric decides reactively (a forecast only ever raises the proposal).
-func (c *Controller) readHistories(ctx context.Context, key string, obj *Object, readings []evaluation.Reading) {
+func (c *Controller) readHistories(ctx context.Context, key string, obj *Object, readings []evaluation.Reading, podSel labels.Selector) {
 	for i := range readings {
 		if i >= len(obj.Spec.MetricOptions) || obj.Spec.MetricOptions[i].Forecast == nil {
 			continue
@@ -97,8 +98,22 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 				}
 				return hr.ObjectHistory(ctx, ns, m.Name, ref, sel, req)
 			})
+		case r.Spec.Type == autoscalingv2.PodsMetricSourceType && r.Spec.Pods != nil:
+			m := r.Spec.Pods.Metric
+			w, err := c.workloadPods(obj, podSel)
+			if err != nil {
+				r.HistoryErr = err
+				continue
+			}
+			r.History, r.HistoryErr = c.history(ctx, key, i, "Pods\x00"+w.Key+"\x00"+w.Name, m, req, func(sel labels.Selector) (forecast.History, error) {
+				hr, ok := c.deps.Metrics.(metrics.PodsHistoryReader)
+				if !ok {
+					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read Pods histories", c.deps.Metrics)
+				}
+				return hr.PodsHistory(ctx, ns, m.Name, w, podSel, sel, req)
+			})
 		default:
-			r.HistoryErr = errHistoryPods
+			r.HistoryErr = errHistoryUnread
 		}
 	}
 }

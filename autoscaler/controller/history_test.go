@@ -50,6 +50,16 @@ func (c *historyClient) ObjectHistory(_ context.Context, ns, metric string, ref 
 	return c.read(ns+"/"+ref.Kind+"/"+ref.Name+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
+func (c *historyClient) PodsHistory(_ context.Context, ns, metric string, w metrics.WorkloadPods, podSel, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+	if _, err := metrics.PodsHistorySelector(sel, w, req); err != nil {
+		c.mu.Lock()
+		c.nothing++
+		c.mu.Unlock()
+		return forecast.History{}, err
+	}
+	return c.read(ns+"/pods{"+podSel.String()+"}/"+metric+"{"+sel.String()+"} "+w.Key+"="+w.Name+" "+req.Range.String()+" "+req.Step.String(), sel, req)
+}
+
 func (c *historyClient) read(what string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,17 +220,20 @@ func TestForecastHistoryFailureKeepsLastGood(t *testing.T) {
 	}
 }
 
-func TestForecastOnPodsMetricSaysWhy(t *testing.T) {
+// A Pods metric whose scale target's pods are not named by a workload
+// controller (the fixture's pods have no owner) has no history: the
+// condition says why and the metric decides alone.
+func TestForecastOnPodsMetricWithoutWorkloadSaysWhy(t *testing.T) {
 	f, hc, client := forecastFixture(t, podsMetric("qps", "10"))
 	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
 	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
 		t.Fatal(err)
 	}
 	if n := hc.readCount(); n != 0 {
-		t.Fatalf("%d history reads for a Pods metric", n)
+		t.Fatalf("%d history reads for pods of no workload", n)
 	}
 	c := lastForecasting(t, client)
-	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "External and Object metrics only") || !strings.Contains(c.Message, "spec.metrics[0].forecast") {
+	if c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "pod web-a has no controller") || !strings.Contains(c.Message, "spec.metrics[0].forecast") {
 		t.Fatalf("Forecasting %+v", c)
 	}
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{4}) {

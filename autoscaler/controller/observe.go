@@ -49,7 +49,7 @@ func (c *Controller) observe(ctx context.Context, key string, obj *Object, in *e
 		}
 		in.Readings = c.readMetrics(readCtx, obj, sel)
 		if obj.Spec.HasForecast() {
-			c.readHistories(ctx, key, obj, in.Readings)
+			c.readHistories(ctx, key, obj, in.Readings, sel)
 		}
 		in.Proportional = c.observeProportional(ctx, key, obj)
 	}
