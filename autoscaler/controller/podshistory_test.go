@@ -95,7 +95,7 @@ func TestForecastPodsMetricGetsItsHistory(t *testing.T) {
 	if _, err := f.sync(key); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"ns/pods{app=web}/qps{} history.ebbflow.dev/deployment-pods=web 97h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
+	if want := []string{"ns/pods{app=web}/qps{} history.ebbflow.dev/deployment-pods=web 169h0m0s 1m0s"}; !slices.Equal(hc.reads, want) || hc.nothing != 0 {
 		t.Fatalf("history reads %q (%d refused), want %q", hc.reads, hc.nothing, want)
 	}
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{10}) {

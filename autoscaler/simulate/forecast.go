@@ -21,7 +21,7 @@ type forecastHistory struct {
 	view   forecast.History
 	stride int
 	// refresh is true when the history is read every Config.HistoryRefresh,
-	// as the controller reads External and Object metrics' histories.
+	// as the controller reads histories.
 	refresh bool
 	// readTo is the last replay step the last read holds (-1: none yet).
 	readTo int
@@ -31,9 +31,9 @@ type forecastHistory struct {
 // the metric's unit once, for the forecasts of every step (nil for the
 // other metrics): the recorded value of an Object or External metric, the
 // load of a Pods metric (the per-pod values summed over the pods that
-// existed, so renamed pods do not matter). With Config.HistoryRefresh, an
-// External or Object metric's history is at the step the controller reads
-// (ForecastOptions.HistoryStep) when that is a multiple of the replay's.
+// existed, so renamed pods do not matter). With Config.HistoryRefresh, the
+// history is at the step the controller reads (ForecastOptions.HistoryStep)
+// when that is a multiple of the replay's.
 func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*forecastHistory {
 	var out []*forecastHistory
 	for j, o := range spec.MetricOptions {
@@ -43,8 +43,7 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*for
 		if out == nil {
 			out = make([]*forecastHistory, len(spec.HPA.Metrics))
 		}
-		h := &forecastHistory{stride: 1, readTo: -1,
-			refresh: cfg.HistoryRefresh > 0 && spec.HPA.Metrics[j].Type != autoscalingv2.PodsMetricSourceType}
+		h := &forecastHistory{stride: 1, readTo: -1, refresh: cfg.HistoryRefresh > 0}
 		if hs := o.Forecast.HistoryStep(); h.refresh && hs > cfg.Step && hs%cfg.Step == 0 {
 			h.stride = int(hs / cfg.Step)
 		}
@@ -67,8 +66,7 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*for
 // the controller would have read, up to step i, or up to its last read
 // while Config.HistoryRefresh has not passed since (the controller reads
 // at an evaluation, due, when the refresh is due), at the controller's step
-// (see forecastHistories). A Pods metric's history, which only the replay
-// has (the controller reads none), is up to step i.
+// (see forecastHistories).
 func (r *replay) historyAt(j, i int, due bool) *forecast.History {
 	if r.histories == nil || r.histories[j] == nil {
 		return nil

@@ -132,12 +132,12 @@ func TestReplayHistoryRefresh(t *testing.T) {
 	if h := r.historyAt(0, 6, false); len(h.Values) != 1 {
 		t.Errorf("a step not due read the history: it ends at step %d", len(h.Values)-1)
 	}
-	// A Pods metric's history, which the controller does not read, is up to
-	// each step.
+	// A Pods metric's history (the workload's total, which the controller
+	// reads from ebbflow-adapter too) is read as the others.
 	r = newReplay(cfg, withForecast(spec(1, 30, podsMetric("rps", 1000)), &v1alpha1.MetricForecast{}), []Series{load})
 	for i := range 7 {
-		if h := r.historyAt(0, i, true); len(h.Values) != i+1 {
-			t.Errorf("Pods metric, step %d: the history ends at step %d", i, len(h.Values)-1)
+		if h := r.historyAt(0, i, true); len(h.Values) != i-i%5+1 {
+			t.Errorf("Pods metric, step %d: the history ends at step %d, want %d", i, len(h.Values)-1, i-i%5)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestReplayHistoryStep(t *testing.T) {
 		{time.Minute, 5 * time.Minute, v1alpha1.SeasonDaily, false, time.Minute},
 		{45 * time.Second, 5 * time.Minute, v1alpha1.SeasonDaily, false, 45 * time.Second}, // not a multiple
 		{time.Minute, 0, v1alpha1.SeasonWeekly, false, time.Minute},                        // no refresh: the replay's step
-		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, true, time.Minute},           // Pods: the replay's step
+		{time.Minute, 5 * time.Minute, v1alpha1.SeasonWeekly, true, 5 * time.Minute},       // Pods: as the others
 	} {
 		cfg := config(len(load.Values), 2)
 		cfg.Step, cfg.HistoryRefresh = c.step, c.refresh

@@ -54,11 +54,11 @@ type Config struct {
 	// HistoryRefresh is how often the history of a metric's forecast is read
 	// again, as ebbflow-autoscaler does (evaluation.HistoryRefresh): between
 	// two reads the forecast has the history of the last read, and the
-	// metric's value at the step keeps LevelCorrected's level current; the
-	// history is also at the controller's step (one minute for a daily
-	// season, five for a weekly one) when that is a multiple of Step. 0: the
-	// history up to each evaluation, at Step. A Pods metric's history (the
-	// controller reads none) is always up to each step, at Step.
+	// metric's value at the step keeps the recent level current (a Pods
+	// metric's summed over the ready pods); the history is also at the
+	// controller's step (one minute for a daily season, five for a weekly
+	// one) when that is a multiple of Step. 0: the history up to each
+	// evaluation, at Step.
 	HistoryRefresh time.Duration
 	// Settings are the controller's settings (kube-controller-manager's
 	// flags).
