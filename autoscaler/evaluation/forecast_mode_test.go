@@ -107,3 +107,32 @@ func applied(r Result) bool {
 	fs := r.Forecasts()
 	return len(fs) == 1 && fs[0].Applied
 }
+
+// BenchmarkEvaluateForecast is one evaluation of an autoscaler with a daily
+// forecast on 7 days and an hour of one-minute history (what the controller
+// reads): "memo" as at most evaluations, the backtest kept from the last
+// one; "backtest" as once an hour, the backtest of 3 days computed.
+func BenchmarkEvaluateForecast(b *testing.B) {
+	hist := dailyPeak(7, 20, 50)
+	f := &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 105 * time.Second}}
+	for _, memo := range []bool{true, false} {
+		name := "backtest"
+		if memo {
+			name = "memo"
+		}
+		b.Run(name, func(b *testing.B) {
+			var h History
+			Evaluate(forecastInput(&h, 2, 20_000, f, hist))
+			b.ReportAllocs()
+			for b.Loop() {
+				if !memo {
+					h.Backtests = nil
+				}
+				h.Recommendations = nil
+				if res := Evaluate(forecastInput(&h, 2, 20_000, f, hist)); !applied(res) {
+					b.Fatal("the forecast does not apply")
+				}
+			}
+		})
+	}
+}

@@ -162,7 +162,8 @@ func BacktestOf(h History, req BacktestRequest) Backtest {
 		}
 	}
 	p := paths{load: load, floor: floor, unit: req.Unit, hours: g.step.Hours(),
-		ready: int(ceilDiv(req.Startup, g.step)), hold: int(req.Stabilization / g.step)}
+		ready: int(ceilDiv(req.Startup, g.step)), hold: int(req.Stabilization / g.step),
+		rec: make([]float64, n), asked: make([]float64, n)}
 	out.Reactive = p.score(1, false)
 	out.Floor = p.score(1, true)
 	out.Frontier = p.frontier(out.Reactive, out.Floor.Cost)
@@ -179,15 +180,15 @@ type paths struct {
 	load, floor []float64
 	unit, hours float64
 	ready, hold int
+	// rec and asked are score's buffers (len(load) each).
+	rec, asked []float64
 }
 
 // score is the path at the target scaled by k (k < 1: a lower target, more
 // replicas), with the floor when floored. A step without a value holds the
 // last recommendation and is not scored.
 func (p paths) score(k float64, floored bool) Score {
-	n := len(p.load)
-	rec := make([]float64, n)
-	asked := make([]float64, n)
+	rec, asked := p.rec, p.asked
 	var s Score
 	last := 0.0
 	for i, x := range p.load {
