@@ -156,21 +156,30 @@ func Compare(rows []Row) []Verdict {
 }
 
 func interpolate(curve []Row, hours float64) (float64, bool) {
-	first, last := curve[0], curve[len(curve)-1]
+	return readCurve(len(curve), func(i int) (float64, float64) { return curve[i].ReplicaHours, curve[i].ShortPodSeconds }, hours)
+}
+
+// readCurve reads a curve of n points (replica-hours, short pod-seconds),
+// sorted by replica-hours, at hours: linear between its points; outside
+// them (outside true), the nearest point's.
+func readCurve(n int, point func(int) (hours, short float64), hours float64) (short float64, outside bool) {
+	firstH, firstS := point(0)
+	lastH, lastS := point(n - 1)
 	switch {
-	case hours <= first.ReplicaHours:
-		return first.ShortPodSeconds, hours < first.ReplicaHours
-	case hours >= last.ReplicaHours:
-		return last.ShortPodSeconds, hours > last.ReplicaHours
+	case hours <= firstH:
+		return firstS, hours < firstH
+	case hours >= lastH:
+		return lastS, hours > lastH
 	}
-	for i := 1; i < len(curve); i++ {
-		a, b := curve[i-1], curve[i]
-		if hours <= b.ReplicaHours {
-			w := (hours - a.ReplicaHours) / (b.ReplicaHours - a.ReplicaHours)
-			return a.ShortPodSeconds + w*(b.ShortPodSeconds-a.ShortPodSeconds), false
+	for i := 1; i < n; i++ {
+		ah, as := point(i - 1)
+		bh, bs := point(i)
+		if hours <= bh {
+			w := (hours - ah) / (bh - ah)
+			return as + w*(bs-as), false
 		}
 	}
-	return last.ShortPodSeconds, false
+	return lastS, false
 }
 
 // WriteTable writes the rows and verdicts of one trace and setting as

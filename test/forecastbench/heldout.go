@@ -210,21 +210,7 @@ func cmpFloat(a, b float64) int {
 // point's (below the cheapest, the cheapest's; above the dearest, the
 // dearest's, as if more replica-hours bought the reactive HPA nothing).
 func FrontierShort(frontier []HeldOutRow, hours float64) (short float64, outside bool) {
-	first, last := frontier[0], frontier[len(frontier)-1]
-	switch {
-	case hours <= first.ReplicaHours:
-		return first.ShortPodSeconds, hours < first.ReplicaHours
-	case hours >= last.ReplicaHours:
-		return last.ShortPodSeconds, hours > last.ReplicaHours
-	}
-	for i := 1; i < len(frontier); i++ {
-		a, b := frontier[i-1], frontier[i]
-		if hours <= b.ReplicaHours {
-			w := (hours - a.ReplicaHours) / (b.ReplicaHours - a.ReplicaHours)
-			return a.ShortPodSeconds + w*(b.ShortPodSeconds-a.ShortPodSeconds), false
-		}
-	}
-	return last.ShortPodSeconds, false
+	return readCurve(len(frontier), func(i int) (float64, float64) { return frontier[i].ReplicaHours, frontier[i].ShortPodSeconds }, hours)
 }
 
 // HeldOutVerdict is one non-reactive row against the reactive rows of its
