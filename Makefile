@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./autoscaler/proportional/
 	$(GO) test -run '^$$' -fuzz '^FuzzForecast$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
+	$(GO) test -run '^$$' -fuzz '^FuzzBacktest$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
 
 ## bench: benchmarks; results go to _output/bench/ (see docs/benchmarks.md)
 bench:

@@ -146,3 +146,47 @@ func BenchmarkBacktest(b *testing.B) {
 		}
 	}
 }
+
+// FuzzBacktest: any history and settings give a backtest or a reason,
+// never a panic; a floor only adds replicas, so it is never shorter of
+// them than the target alone nor cheaper, and the frontier spends the
+// floor's cost without being shorter than the target alone.
+func FuzzBacktest(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 200, 0, 9, 7, 7, 1, 250, 3}, int64(time.Minute), int64(4*time.Minute), int64(90*time.Second), int64(30*time.Minute), uint8(4), 10.0, int64(time.Minute), int64(2*time.Minute))
+	f.Add([]byte{0, 0, 0, 255, 255, 255, 255, 127, 9, 9, 9, 9}, int64(time.Minute), int64(3*time.Minute), int64(0), int64(0), uint8(0), 0.0, int64(0), int64(0))
+	f.Add([]byte{5, 50, 5, 50, 5, 50, 5, 50, 5, 50, 5, 50, 5, 50}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(-time.Hour), uint8(1), math.NaN(), int64(-time.Minute), int64(time.Hour))
+	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, span int64, method uint8, unit float64, startup, stabilization int64) {
+		h := History{Start: t0, Step: time.Duration(step)}
+		for i := 0; i < len(raw) && len(h.Values) < 2048; i++ {
+			h.Values = append(h.Values, float64(raw[i]))
+		}
+		if len(raw) > 8 {
+			h.Values[0] = math.Float64frombits(uint64(raw[0])<<56 | uint64(raw[1])<<48 | uint64(raw[2])<<40 | uint64(raw[3])<<32 | uint64(raw[8]))
+		}
+		now := t0.Add(time.Duration(len(h.Values)) * time.Duration(step))
+		req := BacktestRequest{Request: Request{Now: now, Lead: time.Duration(lead), Season: time.Duration(season), Method: Methods[int(method)%len(Methods)]},
+			Span: time.Duration(span), Unit: unit, Startup: time.Duration(startup), Stabilization: time.Duration(stabilization)}
+		b := BacktestOf(h, req)
+		if !b.OK {
+			if b.Reason == "" || b.PaysOff() {
+				t.Fatalf("no backtest, reason %q, pays off %v", b.Reason, b.PaysOff())
+			}
+			return
+		}
+		const eps = 1e-6
+		for _, s := range []Score{b.Reactive, b.Floor, b.Frontier} {
+			if math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0) || s.Cost < 0 || math.IsNaN(s.Short) || math.IsInf(s.Short, 0) || s.Short < 0 {
+				t.Fatalf("score %+v", s)
+			}
+		}
+		if b.Floor.Cost < b.Reactive.Cost-eps*(1+b.Reactive.Cost) || b.Floor.Short > b.Reactive.Short+eps*(1+b.Reactive.Short) {
+			t.Fatalf("the floor took replicas away: reactive %+v, floor %+v", b.Reactive, b.Floor)
+		}
+		if b.Frontier.Short > b.Reactive.Short+eps*(1+b.Reactive.Short) {
+			t.Fatalf("the frontier at a higher cost is shorter of pods than the target alone: %+v vs %+v", b.Frontier, b.Reactive)
+		}
+		if b.Forecasts > MaxBacktestPoints || b.Missed > b.Forecasts {
+			t.Fatalf("%d forecasts, %d missed", b.Forecasts, b.Missed)
+		}
+	})
+}
