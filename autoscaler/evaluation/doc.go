@@ -23,8 +23,11 @@
 //     spec.metrics[].forecast) forecasts its value from Reading.History
 //     (package forecast) and the replicas it asks for, as the metric's
 //     target would, floor the combined proposal (max of the two) before
-//     normalization; without a history or a forecast the metric decides
-//     alone, and condition Forecasting says why.
+//     normalization — in mode Auto only while the forecast's backtest
+//     (forecast.BacktestOf, kept in History.Backtests for BacktestRefresh)
+//     shows it paid off; without a history or a forecast, or with a
+//     backtest that did not pay off, the metric decides alone, and
+//     condition Forecasting says why.
 //  3. Upstream's decision (decide.go: decide): the maximum with upstream's
 //     failure rules, then stabilization and the scaling policies (package
 //     behavior), the floor when scaling from zero.
