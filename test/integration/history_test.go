@@ -40,7 +40,9 @@ func dailyRamp(d time.Duration) float64 {
 }
 
 // historySpec forecasts the orders queue 45 minutes ahead: on the plateau of
-// the past days' ramps while the queue still reads 20.
+// the past days' ramps while the queue still reads 20. Mode Always: this
+// test is about the history the forecast reads (a floor held 45 minutes
+// ahead of each ramp costs more than the default mode's backtest allows).
 const historySpec = `
 apiVersion: autoscaling.ebbflow.dev/v1alpha1
 kind: Autoscaler
@@ -56,7 +58,7 @@ spec:
         name: queue_messages_ready
         selector: {matchLabels: {queue: orders}}
       target: {type: AverageValue, averageValue: "10"}
-    forecast: {season: Daily, lead: 45m}
+    forecast: {season: Daily, lead: 45m, mode: Always}
 `
 
 // backfillDaily writes queue_messages_ready for the orders queue (the daily
