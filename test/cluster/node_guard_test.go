@@ -59,11 +59,11 @@ func TestGuardHoldsBeforeAnythingStarts(t *testing.T) {
 	}
 
 	// As in a run, where the CNI bridge plugin turns forwarding on.
-	owner, err := recordNodeOwner(t.TempDir())
+	owner, err := recordNodeOwner(t.TempDir(), "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.WriteFile(ipForwardPath, []byte(owner.ipForward+"\n"), 0o644) })
+	t.Cleanup(func() { _ = writeSysctl("net.ipv4.ip_forward", owner.kernel["net.ipv4.ip_forward"]) })
 	if err := os.WriteFile(ipForwardPath, []byte("1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
