@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,59 +39,117 @@ func TestMain(m *testing.M) {
 func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	// The machine's settings with no run on it.
+	kernelBefore := idleSysctls(ctx, t)
+	r := startDyingRun(ctx, t)
+	err := r.cmd.Wait()
+	died := time.Now()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(r.stderr.String(), "panic: test timed out") {
+		t.Fatalf("the run should have died of the timeout's panic (exit 2), got %v:\n%s", err, tail(r.stderr.String(), 30))
+	}
+
+	// The watchdog holds the lock until it has swept.
+	holdNodeLock(ctx, t)
+	t.Logf("lock free %v after the run died", time.Since(died).Round(10*time.Millisecond))
+	if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
+		t.Errorf("the watchdog did not sweep; its log:\n%s", log)
+	}
+	assertDeadRunGone(t, r, kernelBefore)
+}
+
+// TestRealNodeCleanNodeSweepsAKilledRun: a run killed with SIGKILL together
+// with its watchdog leaves its node on the machine (the owner record says
+// so); SweepRealNode (make clean-node) removes all of it on demand.
+func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	kernelBefore := idleSysctls(ctx, t)
+	r := startDyingRun(ctx, t)
+	wds := watchdogProcesses() // the run holds the lock: the only watchdog is its
+	if len(wds) != 1 {
+		t.Fatalf("want the run's one watchdog, found %v", wds)
+	}
+	_ = syscall.Kill(atoi(wds[0]), syscall.SIGKILL)
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	if o, ok := readNodeOwner(); !ok || o.root != r.root {
+		t.Fatalf("a run killed with its watchdog should have left its owner record, found %+v", o)
+	}
+	var out strings.Builder
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := SweepRealNode(ctx, &out)
+		return !errors.Is(err, errNodeLockHeld), err // another run may hold the lock a while
+	})
+	t.Logf("clean-node:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("clean-node: %v", err)
+	}
+	holdNodeLock(ctx, t)
+	assertDeadRunGone(t, r, kernelBefore)
+}
+
+// idleSysctls reads the machine's kernel settings while no run is on it.
+func idleSysctls(ctx context.Context, t *testing.T) map[string]string {
+	t.Helper()
 	lock, err := acquireNodeLock(ctx, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernelBefore := sysctlSnapshot(t)
-	lock.release()
+	defer lock.release()
+	return sysctlSnapshot(t)
+}
 
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), dyingRunEnv+"=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+// dyingRunProcess is a child test binary running dyingRun.
+type dyingRunProcess struct {
+	cmd       *exec.Cmd
+	stderr    *strings.Builder
+	root, dir string
+}
+
+// startDyingRun starts dyingRun in a child and returns once its pod runs,
+// after checking that it changed the machine.
+func startDyingRun(ctx context.Context, t *testing.T) dyingRunProcess {
+	t.Helper()
+	r := dyingRunProcess{cmd: exec.CommandContext(ctx, os.Args[0]), stderr: &strings.Builder{}}
+	r.cmd.Env = append(os.Environ(), dyingRunEnv+"=1")
+	r.cmd.Stderr = r.stderr
+	stdout, err := r.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var root, dir string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		if _, err := fmt.Sscanf(sc.Text(), "READY root=%s dir=%s", &root, &dir); err == nil {
+		if _, err := fmt.Sscanf(sc.Text(), "READY root=%s dir=%s", &r.root, &r.dir); err == nil {
 			break
 		}
 	}
-	if root == "" {
-		_ = cmd.Wait()
-		t.Fatalf("the dying run never got its pod running:\n%s", stderr.String())
+	if r.root == "" {
+		_ = r.cmd.Wait()
+		t.Fatalf("the dying run never got its pod running:\n%s", tail(r.stderr.String(), 40))
 	}
-	// While it runs, it has changed the machine.
-	if o, ok := readNodeOwner(); !ok || o.root != root {
-		t.Errorf("owner record while the run lives: %+v, want root %s", o, root)
+	if o, ok := readNodeOwner(); !ok || o.root != r.root {
+		t.Errorf("owner record while the run lives: %+v, want root %s", o, r.root)
 	}
-	kernelDuring, _ := readKernelSettings()
-	err = cmd.Wait()
-	died := time.Now()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), "panic: test timed out") {
-		t.Fatalf("the run should have died of the timeout's panic (exit 2), got %v:\n%s", err, tail(stderr.String(), 30))
-	}
+	during, _ := readKernelSettings()
+	t.Logf("run up (%s); kernel settings during it: %v", r.root, during)
+	return r
+}
 
-	// The watchdog holds the lock until it has swept.
-	lock = holdNodeLock(ctx, t)
-	t.Logf("lock free %v after the run died; kernel settings during the run %v", time.Since(died).Round(10*time.Millisecond), kernelDuring)
-	assertNodeLeftNothing(t, root)
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("the dead run's work directory %s is left (%v)", dir, err)
+// assertDeadRunGone checks, under the lock, that nothing of the dead run is
+// left and the kernel settings are those of before.
+func assertDeadRunGone(t *testing.T, r dyingRunProcess, kernelBefore map[string]string) {
+	t.Helper()
+	assertNodeLeftNothing(t, r.root)
+	if pids := processesMentioning(r.dir); len(pids) > 0 {
+		t.Errorf("processes of the dead run left: %v", pids)
+	}
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("the dead run's work directory %s is left (%v)", r.dir, err)
 	}
 	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
-	if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
-		t.Errorf("the watchdog did not sweep; its log:\n%s", log)
-	}
 }
 
 // dyingRun starts a cluster with the real node and a running pod, prints
@@ -130,4 +189,18 @@ func dyingRun() {
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// processesMentioning returns the processes whose command line names a path
+// under dir.
+func processesMentioning(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), dir+"/") && alive(atoi(e.Name())) {
+			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return pids
 }
