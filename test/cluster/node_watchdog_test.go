@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -203,4 +204,89 @@ func processesMentioning(dir string) []string {
 		}
 	}
 	return pids
+}
+
+// TestWatchdog checks the watchdog alone, in a second or two, with a run
+// that changed one kernel setting and left one process: told "stop", it
+// exits and sweeps nothing; when the run's end of the pipe closes without
+// it (the run died), it holds the lock while it kills the process, restores
+// the setting and removes the owner record, and only then frees the lock.
+func TestWatchdog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, died := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stopped", true: "run died"}[died], func(t *testing.T) {
+			lock, err := acquireNodeLock(ctx, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.release()
+			dir := t.TempDir()
+			o, err := recordNodeOwner(filepath.Join(dir, "node"), dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			panicBefore := o.kernel["kernel.panic"]
+			if panicBefore == "10" {
+				t.Fatal("kernel.panic is already the kubelet's 10: the test could not see it restored")
+			}
+			defer func() { _ = writeSysctl("kernel.panic", panicBefore) }()
+			if err := writeSysctl("kernel.panic", "10"); err != nil {
+				t.Fatal(err)
+			}
+			left := exec.Command("sh", "-c", "sleep 300", filepath.Join(dir, "node", "shim"))
+			if err := left.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = left.Process.Kill(); _ = left.Wait() }()
+			exited := make(chan struct{})
+			go func() { _ = left.Wait(); close(exited) }()
+
+			wd, err := startWatchdog(lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !died {
+				wd.stop()
+				if v, _ := readSysctl("kernel.panic"); v != "10" {
+					t.Errorf("a watchdog told to stop restored kernel.panic (%s)", v)
+				}
+				if _, ok := readNodeOwner(); !ok {
+					t.Error("a watchdog told to stop removed the owner record")
+				}
+				return
+			}
+			// The run dies: its descriptors close, its lock with them — but
+			// the watchdog's copy holds it.
+			wd.pipe.Close()
+			lock.f.Close()
+			lock.f = nil
+			t0 := time.Now()
+			l, err := acquireNodeLock(ctx, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.release()
+			t.Logf("lock free %v after the run's end", time.Since(t0).Round(time.Millisecond))
+			select {
+			case <-wd.done:
+			default:
+				t.Error("the lock was free before the watchdog exited")
+			}
+			if v, _ := readSysctl("kernel.panic"); v != panicBefore {
+				t.Errorf("kernel.panic %s after the watchdog, %s before the run", v, panicBefore)
+			}
+			if _, ok := readNodeOwner(); ok {
+				t.Error("owner record left after the watchdog swept")
+			}
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+				t.Error("the run's process outlived the watchdog's sweep")
+			}
+			if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
+				t.Errorf("watchdog log:\n%s", log)
+			}
+		})
+	}
 }
