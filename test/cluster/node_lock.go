@@ -79,16 +79,25 @@ func tryNodeLock() (*nodeLock, error) {
 	return nil, fmt.Errorf("lock %s: %w", nodeLockFile, err)
 }
 
-// release removes the owner record and frees the lock.
+// release removes the owner record and frees the lock. Calls after the
+// first do nothing (the record may be another run's by then).
 func (l *nodeLock) release() {
+	if l.f == nil {
+		return
+	}
 	_ = os.Remove(nodeOwnerFile)
 	l.unlock()
 }
 
-// unlock frees the lock, for every holder of the descriptor.
+// unlock frees the lock, for every holder of the descriptor; calls after the
+// first do nothing.
 func (l *nodeLock) unlock() {
+	if l.f == nil {
+		return
+	}
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
+	l.f = nil
 }
 
 // nodeOwner is what a run records of itself while it holds the lock.

@@ -22,9 +22,9 @@ var foreignJump = []string{"OUTPUT", "-m", "comment", "--comment", "another clus
 // leaves KUBE-* chains alone while a kube-proxy other than the run's runs,
 // and removes them, jumps included, once none does.
 func TestRealNodeLeavesOtherKubeProxiesAlone(t *testing.T) {
+	lock := holdNodeLock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	lock := holdNodeLock(ctx, t)
 	if found, err := kubeProxyRules(ctx); err != nil || len(found) > 0 {
 		t.Fatalf("this test needs a machine without kube-proxy rules, found %v (%v)", found, err)
 	}

@@ -31,9 +31,9 @@ import (
 // to after those checks, so another run (another package, another engineer)
 // cannot hold state of its own on the machine meanwhile.
 func TestRealNode(t *testing.T) {
+	lock := holdNodeLock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	lock := holdNodeLock(ctx, t)
 	kernelBefore := sysctlSnapshot(t)
 	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}, nodeLock: lock})
 	if err != nil {
@@ -135,10 +135,13 @@ func TestRealNode(t *testing.T) {
 	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
 }
 
-// holdNodeLock takes the real-node lock for the test (waiting for other
-// runs) and frees it at cleanup.
-func holdNodeLock(ctx context.Context, t *testing.T) *nodeLock {
+// holdNodeLock takes the real-node lock for the test and frees it at
+// cleanup. It waits up to nodeLockWait for other runs (another test package
+// holds it for its whole run), apart from the test's own time bounds.
+func holdNodeLock(t *testing.T) *nodeLock {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait)
+	defer cancel()
 	lock, err := acquireNodeLock(ctx, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +177,9 @@ func TestRealNodeLock(t *testing.T) {
 	}
 	third.release()
 }
+
+// nodeLockWait bounds a test's wait for the real-node lock.
+const nodeLockWait = 30 * time.Minute
 
 type testLog struct{ t *testing.T }
 
@@ -383,7 +389,7 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 		}
 		waitDeploymentReady(ctx, t, c.Client(), ns, "app")
 	}
-	lock := holdNodeLock(ctx, t)
+	lock := holdNodeLock(t)
 	kernelBefore := sysctlSnapshot(t)
 
 	// The first run, "killed": its node processes and its watchdog get

@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 // left: processes, mounts, cgroups, chains, bridge, owner record, work
 // directory, and every kernel setting has its value of before.
 func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+6*time.Minute) // the run waits for the lock, then starts
 	defer cancel()
-	kernelBefore := idleSysctls(ctx, t)
+	kernelBefore := idleSysctls(t)
 	r := startDyingRun(ctx, t)
 	err := r.cmd.Wait()
 	died := time.Now()
@@ -50,7 +50,7 @@ func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
 	}
 
 	// The watchdog holds the lock until it has swept.
-	holdNodeLock(ctx, t)
+	holdNodeLock(t)
 	t.Logf("lock free %v after the run died", time.Since(died).Round(10*time.Millisecond))
 	if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
 		t.Errorf("the watchdog did not sweep; its log:\n%s", log)
@@ -62,9 +62,9 @@ func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
 // with its watchdog leaves its node on the machine (the owner record says
 // so); SweepRealNode (make clean-node) removes all of it on demand.
 func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+6*time.Minute) // the run waits for the lock, then starts
 	defer cancel()
-	kernelBefore := idleSysctls(ctx, t)
+	kernelBefore := idleSysctls(t)
 	r := startDyingRun(ctx, t)
 	wds := watchdogProcesses() // the run holds the lock: the only watchdog is its
 	if len(wds) != 1 {
@@ -85,18 +85,15 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("clean-node: %v", err)
 	}
-	holdNodeLock(ctx, t)
+	holdNodeLock(t)
 	assertDeadRunGone(t, r, kernelBefore)
 }
 
 // idleSysctls reads the machine's kernel settings while no run is on it.
-func idleSysctls(ctx context.Context, t *testing.T) map[string]string {
+func idleSysctls(t *testing.T) map[string]string {
 	t.Helper()
-	lock, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.release()
+	lock := holdNodeLock(t)
+	defer lock.release() // now: the run under test needs it
 	return sysctlSnapshot(t)
 }
 
@@ -157,7 +154,7 @@ func assertDeadRunGone(t *testing.T, r dyingRunProcess, kernelBefore map[string]
 // "READY root=<node root> dir=<work directory>" and panics as testing's
 // alarm does when a go test times out.
 func dyingRun() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+5*time.Minute)
 	defer cancel()
 	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, NoFakeNodes: true, Log: os.Stderr})
 	if err != nil {
