@@ -136,8 +136,10 @@ func TestRealNode(t *testing.T) {
 }
 
 // holdNodeLock takes the real-node lock for the test and frees it at
-// cleanup. It waits up to nodeLockWait for other runs (another test package
-// holds it for its whole run), apart from the test's own time bounds.
+// cleanup, leaving any owner record: should a run under test have failed to
+// sweep, its record is what lets the next run or make clean-node do it. It
+// waits up to nodeLockWait for other runs (another test package holds it for
+// its whole run), apart from the test's own time bounds.
 func holdNodeLock(t *testing.T) *nodeLock {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait)
@@ -146,7 +148,7 @@ func holdNodeLock(t *testing.T) *nodeLock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lock.release)
+	t.Cleanup(lock.unlock)
 	return lock
 }
 

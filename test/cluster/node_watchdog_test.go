@@ -93,7 +93,7 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 func idleSysctls(t *testing.T) map[string]string {
 	t.Helper()
 	lock := holdNodeLock(t)
-	defer lock.release() // now: the run under test needs it
+	defer lock.unlock() // now: the run under test needs it
 	return sysctlSnapshot(t)
 }
 
