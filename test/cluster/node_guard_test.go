@@ -22,11 +22,8 @@ import (
 func TestGuardHoldsBeforeAnythingStarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lock, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(lock.release) // last: after the guard is gone
+	lock := lockCleanMachine(t)
+	t.Cleanup(lock.release) // last: after the guard is gone; the record is the test's own
 	if err := removeGuard(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -135,12 +135,22 @@ func TestRealNode(t *testing.T) {
 	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
 }
 
-// holdNodeLock takes the real-node lock for the test and frees it at
-// cleanup, leaving any owner record: should a run under test have failed to
-// sweep, its record is what lets the next run or make clean-node do it. It
-// waits up to nodeLockWait for other runs (another test package holds it for
-// its whole run), apart from the test's own time bounds.
+// holdNodeLock takes the real-node lock for the test (lockCleanMachine)
+// and frees it at cleanup, leaving any owner record: should a run under
+// test have failed to sweep, its record is what lets the next run or make
+// clean-node do it.
 func holdNodeLock(t *testing.T) *nodeLock {
+	t.Helper()
+	lock := lockCleanMachine(t)
+	t.Cleanup(lock.unlock)
+	return lock
+}
+
+// lockCleanMachine takes the real-node lock, waiting up to nodeLockWait for
+// other runs (another test package holds it for its whole run) apart from
+// the test's own time bounds, and sweeps what a dead run left as a run's
+// start would, so the test begins on the machine as it was before any run.
+func lockCleanMachine(t *testing.T) *nodeLock {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait)
 	defer cancel()
@@ -148,36 +158,15 @@ func holdNodeLock(t *testing.T) *nodeLock {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lock.unlock)
+	if o, ok := readNodeOwner(); ok {
+		t.Logf("sweeping what a dead run left (%s) before the test", o.root)
+		if err := sweepDeadRun(ctx, o, t.Logf); err != nil {
+			lock.unlock()
+			t.Fatalf("sweep a dead run's leftovers: %v", err)
+		}
+		_ = os.Remove(nodeOwnerFile)
+	}
 	return lock
-}
-
-// TestRealNodeLock: while one run holds the machine's real node, another
-// waits and gives up with a clear error when its context ends.
-func TestRealNodeLock(t *testing.T) {
-	ctx := context.Background()
-	held, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-	defer cancel()
-	var logged []string
-	second, err := acquireNodeLock(short, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
-	if err == nil {
-		second.release()
-		held.release()
-		t.Fatal("a second run took the real-node lock while the first held it")
-	}
-	if !strings.Contains(err.Error(), "real-node lock") || len(logged) == 0 {
-		t.Errorf("want a clear wait message and error, got log %q, error %v", logged, err)
-	}
-	held.release()
-	third, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatalf("lock not free after release: %v", err)
-	}
-	third.release()
 }
 
 // nodeLockWait bounds a test's wait for the real-node lock.

@@ -73,13 +73,17 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 	_ = syscall.Kill(atoi(wds[0]), syscall.SIGKILL)
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
+	waitGone([]int{atoi(wds[0])}, 10*time.Second) // not our child: its lock goes when it is gone
 	if o, ok := readNodeOwner(); !ok || o.root != r.root {
 		t.Fatalf("a run killed with its watchdog should have left its owner record, found %+v", o)
 	}
 	var out strings.Builder
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := SweepRealNode(ctx, &out)
-		return !errors.Is(err, errNodeLockHeld), err // another run may hold the lock a while
+		if errors.Is(err, errNodeLockHeld) {
+			return false, nil // another run took the lock: it may sweep first
+		}
+		return true, err
 	})
 	t.Logf("clean-node:\n%s", out.String())
 	if err != nil {
@@ -213,11 +217,8 @@ func TestWatchdog(t *testing.T) {
 	defer cancel()
 	for _, died := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stopped", true: "run died"}[died], func(t *testing.T) {
-			lock, err := acquireNodeLock(ctx, t.Logf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lock.release()
+			lock := lockCleanMachine(t)
+			defer lock.release() // the record is the test's own
 			dir := t.TempDir()
 			o, err := recordNodeOwner(filepath.Join(dir, "node"), dir, false)
 			if err != nil {
