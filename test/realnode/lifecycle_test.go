@@ -19,25 +19,23 @@ import (
 // the kubelet itself serves on /metrics/resource, read through
 // kube-apiserver's node proxy: CPU against the rate of the kubelet's counters
 // over the adapter's 30 s window, memory against its working set
-// (topcheck.Compare). It starts after wait.
+// (topcheck.Compare), for the pods that ran a window before it. It reads the
+// kubelet at wait, a window later and another window later, then runs
+// kubectl top.
 func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
-	select {
-	case <-ctx.Done():
-		return topcheck.Result{}, ctx.Err()
-	case <-time.After(wait):
-	}
-	before, err := kubeletResource(ctx)
-	if err != nil {
-		return topcheck.Result{}, err
-	}
-	select {
-	case <-ctx.Done():
-		return topcheck.Result{}, ctx.Err()
-	case <-time.After(30 * time.Second): // the adapter's window (kit's resource rules)
-	}
-	after, err := kubeletResource(ctx)
-	if err != nil {
-		return topcheck.Result{}, err
+	const window = 30 * time.Second // the adapter's (kit's resource rules)
+	var reads []topcheck.Kubelet
+	for i, d := range []time.Duration{wait, window, window} {
+		select {
+		case <-ctx.Done():
+			return topcheck.Result{}, ctx.Err()
+		case <-time.After(d):
+		}
+		k, err := kubeletResource(ctx)
+		if err != nil {
+			return topcheck.Result{}, fmt.Errorf("kubelet read %d: %w", i, err)
+		}
+		reads = append(reads, k)
 	}
 	out, err := kubectlErr(ctx, "", "top", "pods", "-n", appNS, "--no-headers")
 	if err != nil {
@@ -47,7 +45,7 @@ func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Res
 	if err != nil {
 		return topcheck.Result{}, err
 	}
-	return topcheck.Compare(top, before, after), nil
+	return topcheck.Compare(top, reads[0], reads[1], reads[2]), nil
 }
 
 // kubeletResource reads the kubelet's /metrics/resource for the app's

@@ -64,14 +64,15 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	// away, no HPA or Autoscaler may scale down.
 	outage := make(chan adapterOutage, 1)
 	go func() { outage <- killAdapterPods(ctx, t, 15*time.Second) }()
-	// kubectl top against the kubelet over 35–65 s: steady load, adapter back.
+	// kubectl top against the kubelet over 35–65 s (steady load, adapter
+	// back), for the pods the kubelet had at 5 s.
 	type topResult struct {
 		r   topcheck.Result
 		err error
 	}
 	topDone := make(chan topResult, 1)
 	go func() {
-		r, err := compareTopDuringLoad(ctx, 35*time.Second)
+		r, err := compareTopDuringLoad(ctx, 5*time.Second)
 		topDone <- topResult{r, err}
 	}()
 	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)

@@ -27,11 +27,6 @@ const (
 	// at least one of them must use, so that idle zeros cannot pass alone.
 	MinPods   = 3
 	BusyMilli = 20
-	// Settled is how long a pod must have run before the window for its
-	// CPU to be compared: a pod started just before or within it has its
-	// start-up in the kubelet's counters and too few samples in
-	// Prometheus' window for the two rates to cover the same work.
-	Settled = 30 * time.Second
 )
 
 // Top is one pod's line of `kubectl top pods`.
@@ -68,7 +63,6 @@ type Container struct {
 	CPUSeconds float64
 	CPUAt      time.Time
 	MemBytes   float64
-	StartedAt  time.Time
 }
 
 // ParseKubelet parses /metrics/resource, keeping the containers of ns.
@@ -103,9 +97,6 @@ func ParseKubelet(body, ns string) (Kubelet, error) {
 	}
 	set("container_cpu_usage_seconds_total", func(c *Container, v float64, at time.Time) { c.CPUSeconds, c.CPUAt = v, at })
 	set("container_memory_working_set_bytes", func(c *Container, v float64, _ time.Time) { c.MemBytes = v })
-	set("container_start_time_seconds", func(c *Container, v float64, _ time.Time) {
-		c.StartedAt = time.Unix(0, int64(v*float64(time.Second)))
-	})
 	return k, nil
 }
 
@@ -134,9 +125,12 @@ func (r Result) Err() error {
 // Compare compares top, read just after the kubelet read after, with the
 // kubelet: CPU against the rate of its counters from before to after,
 // memory against after's working set. A pod top shows that after lacks is a
-// problem (the kubelet is the source); a pod that started less than Settled
-// before the window (or within it) is not compared.
-func Compare(top map[string]Top, before, after Kubelet) Result {
+// problem (the kubelet is the source). Only pods the kubelet already had in
+// settled, a read a window before before, are compared: a pod started just
+// before or within the window has its start-up in the kubelet's counters and
+// too few samples in Prometheus' window for the two rates to cover the same
+// work.
+func Compare(top map[string]Top, settled, before, after Kubelet) Result {
 	var r Result
 	busy := false
 	pods := make([]string, 0, len(top))
@@ -152,8 +146,8 @@ func Compare(top map[string]Top, before, after Kubelet) Result {
 			continue
 		}
 		cpu, ok := cpuRate(before[pod], cur)
-		if !ok || !settled(before[pod]) {
-			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started less than %v before the window", pod, Settled))
+		if _, old := settled[pod]; !ok || !old {
+			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started less than a window before it", pod))
 			continue
 		}
 		mem := 0.0
@@ -174,17 +168,6 @@ func Compare(top map[string]Top, before, after Kubelet) Result {
 		r.Problems = append(r.Problems, fmt.Sprintf("no compared pod used %dm of CPU or more: idle pods prove nothing", BusyMilli))
 	}
 	return r
-}
-
-// settled reports whether every container of the pod's read had run for
-// Settled when it was read.
-func settled(pod map[string]Container) bool {
-	for _, c := range pod {
-		if c.StartedAt.IsZero() || c.CPUAt.Sub(c.StartedAt) < Settled {
-			return false
-		}
-	}
-	return len(pod) > 0
 }
 
 // cpuRate is the pod's CPU in millicores from before to after, summed over
