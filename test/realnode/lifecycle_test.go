@@ -19,13 +19,13 @@ import (
 // the kubelet itself serves on /metrics/resource, read through
 // kube-apiserver's node proxy: CPU against the rate of the kubelet's counters
 // over the adapter's 30 s window, memory against its working set
-// (topcheck.Compare), for the pods that ran a window before it. It reads the
-// kubelet at wait, a window later and another window later, then runs
-// kubectl top.
-func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
+// (topcheck.Compare), for the pods that ran settle before it (their start-up
+// out of the window). It reads the kubelet at wait, settle later and a window
+// later, then runs kubectl top.
+func compareTopDuringLoad(ctx context.Context, wait, settle time.Duration) (topcheck.Result, error) {
 	const window = 30 * time.Second // the adapter's (kit's resource rules)
 	var reads []topcheck.Kubelet
-	for i, d := range []time.Duration{wait, window, window} {
+	for i, d := range []time.Duration{wait, settle, window} {
 		select {
 		case <-ctx.Done():
 			return topcheck.Result{}, ctx.Err()

@@ -126,7 +126,7 @@ func (r Result) Err() error {
 // kubelet: CPU against the rate of its counters from before to after,
 // memory against after's working set. A pod top shows that after lacks is a
 // problem (the kubelet is the source). Only pods the kubelet already had in
-// settled, a read a window before before, are compared: a pod started just
+// settled, a read some time before before, are compared: a pod started just
 // before or within the window has its start-up in the kubelet's counters and
 // too few samples in Prometheus' window for the two rates to cover the same
 // work.
@@ -147,7 +147,7 @@ func Compare(top map[string]Top, settled, before, after Kubelet) Result {
 		}
 		cpu, ok := cpuRate(before[pod], cur)
 		if _, old := settled[pod]; !ok || !old {
-			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started less than a window before it", pod))
+			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started after the settled read", pod))
 			continue
 		}
 		mem := 0.0
