@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -104,9 +104,17 @@ DEMO_DEPS := { [ "$$(id -u)" = 0 ] || { echo "make demo needs root (the real nod
 endif
 # The demo, its adapter and images are built with the flags of the images
 # (static, -trimpath), so that a cold machine compiles their libraries once.
+# The demo is built, then exec'd by the recipe's shell, so that a SIGTERM
+# make forwards (or a Ctrl-C) reaches the demo itself, which tears down as
+# at a normal exit (go run would die and leave it running).
 demo:
 	$(DEMO_DEPS)
-	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo $(DEMO_FLAGS)
+	CGO_ENABLED=0 $(GO) build -trimpath -o _output/bin/demo ./hack/demo && exec _output/bin/demo $(DEMO_FLAGS)
+
+## clean-node: as root, sweep what a real-node run that died left on the machine (processes, pods, mounts, cgroups, its kube-proxy rules, the pod network, kernel settings) when its watchdog could not; never touches a live run (docs/real-node.md)
+clean-node:
+	@[ "$$(id -u)" = 0 ] || { echo "make clean-node needs root"; exit 1; }
+	CGO_ENABLED=0 $(GO) run -trimpath ./hack/clean-node
 
 ## demo-fake-nodes: the earlier demo without root: kwok's fake nodes, manifests/examples and simulated traffic (make demo DEMO_FLAGS=--fake-nodes)
 demo-fake-nodes:

@@ -79,11 +79,11 @@ loop:
 		default:
 		}
 	}
-	return d.conclude(ctx, o, out, samples, loadRes, wake, playErr)
+	return d.conclude(ctx, o, out, samples, loadRes, wake, show.shown, playErr)
 }
 
 // conclude writes the plot and the summary and returns the verdict.
-func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, samples []sample, load map[string]loadResult, wake *wakeResult, playErr error) error {
+func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, samples []sample, load map[string]loadResult, wake *wakeResult, sh shown, playErr error) error {
 	for _, name := range []string{webHPA, webEAS} {
 		r := load[name]
 		if r.err != nil && playErr == nil {
@@ -100,9 +100,8 @@ func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, sampl
 		abs, _ := filepath.Abs(path)
 		fmt.Fprintf(out, "demo: plot of load and replicas written to %s\n", abs)
 	}
-	if ev, err := d.dryRunEvents(ctx); err == nil {
-		fmt.Fprintf(out, "demo: what the dry-run Autoscaler %s would have done to %s (its DryRunRescale events; it never wrote the scale):\n%s", dryRun, webHPA, indent(ev))
-	}
+	sh.dryRunEvents, sh.dryRunEvError = d.dryRunEvents(ctx)
+	fmt.Fprintf(out, "demo: what the dry-run Autoscaler %s would have done to %s (its DryRunRescale events; it never wrote the scale):\n%s", dryRun, webHPA, indent(sh.dryRunEvents))
 	if playErr != nil {
 		return playErr
 	}
@@ -116,10 +115,11 @@ func (d *realDemo) conclude(ctx context.Context, o options, out io.Writer, sampl
 		fmt.Fprintf(out, "demo: worker zero → wake: %v from the message to spec.replicas ≥ 1, %v to a Ready worker\n", wake.scaled.Round(100*time.Millisecond), wake.ready.Round(100*time.Millisecond))
 	}
 	printComparison(out, samples, webHPA, webEAS)
-	if err := errors.Join(verdictErr, z.err()); err != nil {
+	if err := errors.Join(verdictErr, z.err(), judgeParity(samples), judgeLoad(load), judgeShown(sh)); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "demo: PASS: %s (HPA) and %s (ebbflow Autoscaler) scaled real pods up with the load and back down after it; %s went to zero and woke on a message\n", webHPA, webEAS, worker)
+	fmt.Fprintf(out, "demo: PASS: %s (HPA) and %s (ebbflow Autoscaler) scaled real pods up with the load and back down after it, peaking within a replica of each other; the load was answered; explain showed a real scale-up and the dry-run's would-be decision, and the dry-run recorded %d DryRunRescale events; %s went to zero and woke on a message\n",
+		webHPA, webEAS, len(wouldScaleEvents(sh.dryRunEvents)), worker)
 	return nil
 }
 

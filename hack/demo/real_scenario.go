@@ -17,7 +17,11 @@ const (
 	// Autoscaler with the same spec, under the same load.
 	webHPA, webEAS = "web-hpa", "web-ebbflow"
 	// dryRun is a dry-run ebbflow Autoscaler on webHPA's Deployment, with the
-	// same spec: it says what it would do next to what the HPA does.
+	// same spec: it says what it would do next to what the HPA does. It is
+	// evaluated every second (the HPA every 5 s), so it sees each change of
+	// the load first and records what it would write (DryRunRescale) before
+	// the HPA writes it; at the same period it would often find the HPA's
+	// write already done, and have nothing to say.
 	dryRun = "web-hpa-dryrun"
 	// queue is the sample app's queue, worker its consumer, scaled by an
 	// ebbflow Autoscaler between 0 and 3.
@@ -91,7 +95,7 @@ func realManifests() string {
 		kit.SampleApp(realNS, queue, "--mode=queue"),
 		kit.HPA(realNS, webHPA, spec(webHPA)),
 		kit.Autoscaler(realNS, webEAS, spec(webEAS)),
-		kit.Autoscaler(realNS, dryRun, spec(webHPA)+"  dryRun: true\n"),
+		kit.Autoscaler(realNS, dryRun, spec(webHPA)+"  dryRun: true\n  syncPeriodSeconds: 1\n"),
 	}, "---\n")
 }
 

@@ -14,16 +14,17 @@ import (
 // message.
 type showcase struct {
 	explained, dryRunShown, enqueued bool
+	shown                            shown // what it showed, judged at the end
 }
 
 // step looks at the newest sample and shows what has just happened.
 func (sc *showcase) step(ctx context.Context, d *realDemo, s sample, out io.Writer, wakeDone chan<- wakeResult) {
 	if due := showDue(*sc, s); due.explain {
 		sc.explained = true
-		d.printExplain(ctx, out, webEAS, fmt.Sprintf("ebbflow's Autoscaler scaled %s to %d: why, in its own words", webEAS, s.W[webEAS].Spec))
+		sc.printExplain(ctx, d, out, webEAS, fmt.Sprintf("ebbflow's Autoscaler scaled %s to %d: why, in its own words", webEAS, s.W[webEAS].Spec))
 	} else if due.dryRun {
 		sc.dryRunShown = true
-		d.printExplain(ctx, out, dryRun, fmt.Sprintf("the dry-run Autoscaler on %s would scale it to %d; it writes nothing (kube-controller-manager's HPA has it at %d)", webHPA, s.W[dryRun].Desired, s.W[webHPA].Spec))
+		sc.printExplain(ctx, d, out, dryRun, fmt.Sprintf("the dry-run Autoscaler on %s would scale it to %d; it writes nothing (kube-controller-manager's HPA has it at %d)", webHPA, s.W[dryRun].Desired, s.W[webHPA].Spec))
 	}
 	if showDue(*sc, s).wake {
 		sc.enqueued = true
@@ -47,13 +48,19 @@ func showDue(sc showcase, s sample) due {
 	}
 }
 
-// printExplain prints the explain output framed with a title.
-func (d *realDemo) printExplain(ctx context.Context, out io.Writer, name, title string) {
+// printExplain prints the explain output framed with a title and keeps it
+// for the verdict.
+func (sc *showcase) printExplain(ctx context.Context, d *realDemo, out io.Writer, name, title string) {
 	fmt.Fprintf(out, "demo: ▶ %s — kubectl ebbflow explain -n %s %s\n", title, realNS, name)
 	text, err := d.explain(ctx, name)
+	if sc.shown.explains == nil {
+		sc.shown.explains, sc.shown.explainErrs = map[string]string{}, map[string]error{}
+	}
 	if err != nil {
+		sc.shown.explainErrs[name] = err
 		fmt.Fprintf(out, "demo:   explain failed: %v\n", err)
 		return
 	}
+	sc.shown.explains[name] = text
 	fmt.Fprint(out, indent(text))
 }

@@ -104,6 +104,10 @@ type Options struct {
 	// NoAdapter starts no ebbflow-adapter and registers no APIServices (e.g.
 	// for a test that installs the Helm chart); RulesYAML is then optional.
 	NoAdapter bool
+	// nodeLock, if set, is the real-node lock already held by the caller (a
+	// test that checks the machine before and after): Start uses it instead
+	// of waiting for the lock, and Stop leaves it held.
+	nodeLock *nodeLock
 	// Dir is the work directory (certificates, kubeconfigs, data, logs). Empty
 	// means a new temporary directory that Stop removes. A given Dir is kept
 	// after Stop. It must be empty or a Dir of an earlier cluster, whose
@@ -164,10 +168,12 @@ type Cluster struct {
 	kcm ControllerManagerOptions // of the running kube-controller-manager
 
 	// The real node (Options.RealNode).
-	node      nodePaths
-	nodePorts nodePorts
-	nodeLock  *nodeLock // held from prepareRealNode to stopRealNode
-	nodeOwner nodeOwner
+	node         nodePaths
+	nodePorts    nodePorts
+	nodeLock     *nodeLock // held from prepareRealNode to stopRealNode
+	ownsNodeLock bool      // taken by prepareRealNode, not Options.nodeLock
+	nodeOwner    nodeOwner
+	watchdog     *watchdog // sweeps the node if this process dies first
 }
 
 // ports are the loopback ports of the cluster's components.
@@ -197,7 +203,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c := &Cluster{opts: opts, dir: opts.Dir, apis: apis, procs: map[string]*process{}, extraAdapterArgs: opts.AdapterArgs,
 		kcm: ControllerManagerOptions{DisableHPAController: opts.DisableHPAController}}
 	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "ebbflow-cluster-"); err != nil {
+		if c.dir, err = os.MkdirTemp("", ownedDirPrefix+"*"); err != nil {
 			return nil, fmt.Errorf("cluster: create work directory: %w", err)
 		}
 		c.ownsDir = true
@@ -362,6 +368,10 @@ func (c *Cluster) setProc(name string, p *process) {
 	defer c.mu.Unlock()
 	c.procs[name] = p
 }
+
+// ownedDirPrefix begins the name of a work directory Start made (and Stop
+// removes).
+const ownedDirPrefix = "ebbflow-cluster-"
 
 // dirMarker marks a directory as a cluster work directory that Start may
 // clean.

@@ -25,22 +25,37 @@ import (
 // kube-apiserver then listens on the bridge's address, where pods reach it
 // through the kubernetes Service.
 
-// prepareRealNode takes the lock, sweeps, and installs the guard and the
-// bridge. It runs before etcd.
+// prepareRealNode takes the lock and starts the run's watchdog, sweeps what
+// an earlier run left, refuses to run beside another kube-proxy's rules,
+// records what the run will change, and installs the guard and the bridge.
+// It runs before etcd.
 func (c *Cluster) prepareRealNode(ctx context.Context) error {
-	lock, err := acquireNodeLock(ctx, c.logf)
+	lock := c.opts.nodeLock
+	if lock == nil {
+		var err error
+		if lock, err = acquireNodeLock(ctx, c.logf); err != nil {
+			return err
+		}
+		c.ownsNodeLock = true
+	}
+	c.nodeLock = lock
+	wd, err := startWatchdog(lock)
 	if err != nil {
 		return err
 	}
-	c.nodeLock = lock
+	c.watchdog = wd
 	if stale, ok := readNodeOwner(); ok {
 		c.logf("sweeping what the real node of an earlier run left (%s)", stale.root)
-		if err := sweepNode(ctx, stale, c.tools.proxy); err != nil {
+		if err := sweepDeadRun(ctx, stale, c.logf); err != nil {
 			return fmt.Errorf("sweep an earlier run: %w", err)
 		}
+		_ = os.Remove(nodeOwnerFile)
 	}
 	// Anything of ours that outlived its record (a crash between steps).
 	if err := removeGuard(ctx); err != nil {
+		return err
+	}
+	if err := refuseForeignProxyRules(ctx); err != nil {
 		return err
 	}
 	c.node = newNodePaths(c.dir)
@@ -48,7 +63,7 @@ func (c *Cluster) prepareRealNode(ctx context.Context) error {
 	if err := os.RemoveAll(c.node.root); err != nil {
 		return fmt.Errorf("clean %s: %w", c.node.root, err)
 	}
-	if c.nodeOwner, err = recordNodeOwner(c.node.root); err != nil {
+	if c.nodeOwner, err = recordNodeOwner(c.node.root, c.dir, c.ownsDir); err != nil {
 		return err
 	}
 	for _, h := range cgroupHierarchies() {
@@ -105,8 +120,10 @@ func (c *Cluster) waitDefaultServiceAccount(ctx context.Context) error {
 }
 
 // stopRealNode deletes every pod (the kubelet stops their containers and
-// releases their network), stops the node's processes and sweeps. Stop calls
-// it after the clients of kube-apiserver stopped and before kube-apiserver.
+// releases their network), stops the node's processes, sweeps, removes the
+// owner record, stops the watchdog and frees the lock (unless the caller
+// passed it in Options). Stop calls it after the clients of kube-apiserver
+// stopped and before kube-apiserver.
 func (c *Cluster) stopRealNode(procs map[string]*process) error {
 	if c.nodeLock == nil {
 		return nil
@@ -123,8 +140,20 @@ func (c *Cluster) stopRealNode(procs map[string]*process) error {
 			delete(procs, name)
 		}
 	}
-	errs = append(errs, sweepNode(ctx, c.nodeOwner, c.tools.proxy))
-	c.nodeLock.release()
+	if c.nodeOwner.root != "" { // recorded: the run changed the machine
+		sweepErr := sweepNode(ctx, c.nodeOwner, c.logf)
+		if sweepErr == nil {
+			_ = os.Remove(nodeOwnerFile)
+		}
+		errs = append(errs, sweepErr)
+	}
+	if c.watchdog != nil {
+		c.watchdog.stop()
+		c.watchdog = nil
+	}
+	if c.ownsNodeLock {
+		c.nodeLock.unlock()
+	}
 	c.nodeLock = nil
 	return errors.Join(errs...)
 }

@@ -14,132 +14,29 @@ import (
 	"time"
 )
 
-// The machine-wide state of the real node: one real node at a time (the
-// lock), and the record of the run that holds it, so that the next run can
-// sweep what a run killed with SIGKILL left behind.
-const (
-	nodeStateDir  = "/run/ebbflow-real-node"
-	nodeLockFile  = nodeStateDir + "/lock"
-	nodeOwnerFile = nodeStateDir + "/owner" // "root=<node root>\nip_forward=<0|1>\n"
-	ipForwardPath = "/proc/sys/net/ipv4/ip_forward"
-	cniCacheDir   = "/var/lib/cni/results"
-	// nodeCgroup is the kubelet's cgroupRoot in every hierarchy: the pods
-	// of the run, and nothing else, live below it.
-	nodeCgroup = "ebbflow-node"
-)
-
-// nodeLock holds the machine's real-node lock.
-type nodeLock struct{ f *os.File }
-
-// acquireNodeLock waits for the machine's real-node lock until ctx is done.
-func acquireNodeLock(ctx context.Context, log func(string, ...any)) (*nodeLock, error) {
-	if os.Geteuid() != 0 {
-		return nil, errors.New("the real node needs root (containerd, the kubelet and the pod network); run the tests as root")
-	}
-	if err := os.MkdirAll(nodeStateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", nodeStateDir, err)
-	}
-	f, err := os.OpenFile(nodeLockFile, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open real-node lock: %w", err)
-	}
-	waited := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return &nodeLock{f: f}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", nodeLockFile, err)
-		}
-		if !waited {
-			log("another run holds the real-node lock %s; waiting", nodeLockFile)
-			waited = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for the real-node lock: %w", ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-}
-
-func (l *nodeLock) release() {
-	_ = os.Remove(nodeOwnerFile)
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	l.f.Close()
-}
-
-// nodeOwner is what a run records of itself while it holds the lock.
-type nodeOwner struct {
-	root      string // the node root of the run
-	ipForward string // the machine's ip_forward before the run
-}
-
-func readNodeOwner() (nodeOwner, bool) {
-	data, err := os.ReadFile(nodeOwnerFile)
-	if err != nil {
-		return nodeOwner{}, false
-	}
-	var o nodeOwner
-	for line := range strings.Lines(string(data)) {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
-		switch k {
-		case "root":
-			o.root = v
-		case "ip_forward":
-			o.ipForward = v
-		}
-	}
-	return o, o.root != ""
-}
-
-// recordNodeOwner saves the machine's ip_forward and the run's node root.
-func recordNodeOwner(root string) (nodeOwner, error) {
-	fwd, err := os.ReadFile(ipForwardPath)
-	if err != nil {
-		return nodeOwner{}, fmt.Errorf("read ip_forward: %w", err)
-	}
-	o := nodeOwner{root: root, ipForward: strings.TrimSpace(string(fwd))}
-	if err := os.WriteFile(nodeOwnerFile, []byte("root="+o.root+"\nip_forward="+o.ipForward+"\n"), 0o644); err != nil {
-		return nodeOwner{}, fmt.Errorf("record real-node owner: %w", err)
-	}
-	return o, nil
-}
-
 // sweepNode removes everything a real node leaves on the machine once its
 // processes are gone or must go: container processes and their cgroups,
-// containerd shims, mounts under the node root, the guard and the bridge,
-// kube-proxy's rules, the CNI cache entries, and it restores ip_forward. It
-// runs at every stop and, for a run that died, at the next start. It returns
-// what it could not undo.
-func sweepNode(ctx context.Context, o nodeOwner, kubeProxy string) error {
+// containerd shims, mounts under the node root, kube-proxy's rules (unless
+// another kube-proxy runs), the guard and the bridge, the CNI cache entries,
+// and it restores the kernel settings the run changed. It runs at every
+// stop and, for a run that died, in its watchdog, at the next start or in
+// make clean-node. It returns what it could not undo.
+func sweepNode(ctx context.Context, o nodeOwner, logf func(string, ...any)) error {
 	var errs []error
 	killCgroupTree(nodeCgroup)
-	killProcessesMentioning(o.root)
+	waitGone(killProcessesMentioning(o.root), 10*time.Second)
 	killCgroupTree(nodeCgroup) // containers a dying shim left
 	errs = append(errs, unmountUnder(o.root))
 	errs = append(errs, removeCgroupTree(nodeCgroup))
 	errs = append(errs, unlinkCadvisorSocket(o.root))
-	if kubeProxy != "" {
-		if _, err := run(ctx, kubeProxy, "--cleanup"); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, removeKubeChains(ctx))
+	errs = append(errs, removeKubeProxyRules(ctx, o.dir))
 	errs = append(errs, removeGuard(ctx))
 	if matches, _ := filepath.Glob(filepath.Join(cniCacheDir, cniNetworkName+"-*")); len(matches) > 0 {
 		for _, m := range matches {
 			errs = append(errs, os.Remove(m))
 		}
 	}
-	if o.ipForward == "0" || o.ipForward == "1" {
-		if err := os.WriteFile(ipForwardPath, []byte(o.ipForward+"\n"), 0o644); err != nil {
-			errs = append(errs, fmt.Errorf("restore ip_forward: %w", err))
-		}
-	}
+	errs = append(errs, restoreKernelSettings(o.kernel, logf))
 	return errors.Join(errs...)
 }
 
@@ -210,11 +107,16 @@ func removeCgroupTree(group string) error {
 }
 
 // killProcessesMentioning kills the processes whose command line mentions
-// root: the containerd shims of the run (their -address is under it), which
-// containerd started in process groups of their own.
-func killProcessesMentioning(root string) {
+// a path under root — for the node root, the containerd shims of the run
+// (their -address is under it), which containerd started in process groups
+// of their own — and returns their ids.
+func killProcessesMentioning(root string) []int {
+	if !filepath.IsAbs(root) || filepath.Clean(root) == "/" {
+		return nil
+	}
 	entries, _ := os.ReadDir("/proc")
 	self := os.Getpid()
+	var killed []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
@@ -222,9 +124,12 @@ func killProcessesMentioning(root string) {
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && strings.Contains(string(cmdline), root+"/") {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed = append(killed, pid)
+			}
 		}
 	}
+	return killed
 }
 
 // unmountUnder detaches every mount below root, deepest first.

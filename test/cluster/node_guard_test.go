@@ -22,11 +22,8 @@ import (
 func TestGuardHoldsBeforeAnythingStarts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lock, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(lock.release) // last: after the guard is gone
+	lock := lockCleanMachine(t)
+	t.Cleanup(lock.release) // last: after the guard is gone; the record is the test's own
 	if err := removeGuard(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +56,11 @@ func TestGuardHoldsBeforeAnythingStarts(t *testing.T) {
 	}
 
 	// As in a run, where the CNI bridge plugin turns forwarding on.
-	owner, err := recordNodeOwner(t.TempDir())
+	owner, err := recordNodeOwner(t.TempDir(), "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.WriteFile(ipForwardPath, []byte(owner.ipForward+"\n"), 0o644) })
+	t.Cleanup(func() { _ = writeSysctl("net.ipv4.ip_forward", owner.kernel["net.ipv4.ip_forward"]) })
 	if err := os.WriteFile(ipForwardPath, []byte("1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,8 @@ type nodePorts struct {
 // machine needs (see docs/real-node.md): cgroup v1 allowed, cgroupfs, no
 // oom_score_adj change, no iptables chains of the kubelet's, a resolv.conf of
 // the run's; image garbage collection off (the images were imported, there is
-// no registry to pull them again).
+// no registry to pull them again); protectKernelDefaults, so that the kubelet
+// changes no kernel setting (the run sets them, see nodeKernelSettings).
 func (c *Cluster) kubeletConfig(certFile, keyFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -60,6 +61,7 @@ containerRuntimeEndpoint: unix://%s
 resolvConf: %s
 clusterDomain: cluster.local
 makeIPTablesUtilChains: false
+protectKernelDefaults: true
 oomScoreAdj: 0
 failSwapOn: false
 serializeImagePulls: false
@@ -97,6 +99,10 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	}
 	kubeconfig, err := c.writeKubeconfig("kubelet", client)
 	if err != nil {
+		return err
+	}
+	// Recorded in the owner record before anything started.
+	if err := applyKernelSettings(); err != nil {
 		return err
 	}
 	config := filepath.Join(c.node.root, "kubelet.yaml")

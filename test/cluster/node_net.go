@@ -226,39 +226,3 @@ func GuardCounts(ctx context.Context) (map[string]int64, error) {
 	}
 	return counts, nil
 }
-
-// removeKubeChains removes what `kube-proxy --cleanup` leaves of the node's
-// KUBE-* chains (KUBE-FIREWALL, for one): the jumps to them from the
-// built-in chains, then the chains. Only the real node, under the machine's
-// lock, creates KUBE-* chains here.
-func removeKubeChains(ctx context.Context) error {
-	var errs []error
-	for _, table := range []string{"filter", "nat", "mangle"} {
-		out, err := run(ctx, "iptables-save", "-t", table)
-		if err != nil {
-			return err
-		}
-		var chains []string
-		for line := range strings.Lines(out) {
-			line = strings.TrimSpace(line)
-			if name, ok := strings.CutPrefix(line, ":KUBE-"); ok {
-				chains = append(chains, "KUBE-"+strings.Fields(name)[0])
-				continue
-			}
-			// "-A INPUT ... -j KUBE-FIREWALL": delete the rule as written.
-			if f := strings.Fields(line); len(f) > 2 && f[0] == "-A" && !strings.HasPrefix(f[1], "KUBE-") && strings.Contains(line, "-j KUBE-") {
-				if _, err := run(ctx, "iptables", append([]string{"-w", "-t", table, "-D"}, f[1:]...)...); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		}
-		for _, op := range []string{"-F", "-X"} {
-			for _, ch := range chains {
-				if _, err := run(ctx, "iptables", "-w", "-t", table, op, ch); err != nil && !noSuchChain(err) {
-					errs = append(errs, err)
-				}
-			}
-		}
-	}
-	return errors.Join(errs...)
-}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,15 +26,20 @@ import (
 // scheduled by kube-scheduler onto the kubelet, talking through a Service
 // (kube-proxy) from a pod, reached from the host through the same Service,
 // with the kubelet's resource metrics read through kube-apiserver. After Stop
-// nothing of the node is left on the machine.
+// nothing of the node is left on the machine and every kernel setting has its
+// value of before. The test holds the real-node lock from before the start
+// to after those checks, so another run (another package, another engineer)
+// cannot hold state of its own on the machine meanwhile.
 func TestRealNode(t *testing.T) {
+	lock := holdNodeLock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}})
+	kernelBefore := sysctlSnapshot(t)
+	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}, nodeLock: lock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, fwdBefore := c.node.root, c.nodeOwner.ipForward // read under the lock
+	root := c.node.root
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -126,38 +132,45 @@ func TestRealNode(t *testing.T) {
 		t.Errorf("stop: %v", err)
 	}
 	assertNodeLeftNothing(t, root)
-	if fwd, _ := os.ReadFile(ipForwardPath); strings.TrimSpace(string(fwd)) != fwdBefore {
-		t.Errorf("ip_forward %q after the run, %q before", fwd, fwdBefore)
-	}
+	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
 }
 
-// TestRealNodeLock: while one run holds the machine's real node, another
-// waits and gives up with a clear error when its context ends.
-func TestRealNodeLock(t *testing.T) {
-	ctx := context.Background()
-	held, err := acquireNodeLock(ctx, t.Logf)
+// holdNodeLock takes the real-node lock for the test (lockCleanMachine)
+// and frees it at cleanup, leaving any owner record: should a run under
+// test have failed to sweep, its record is what lets the next run or make
+// clean-node do it.
+func holdNodeLock(t *testing.T) *nodeLock {
+	t.Helper()
+	lock := lockCleanMachine(t)
+	t.Cleanup(lock.unlock)
+	return lock
+}
+
+// lockCleanMachine takes the real-node lock, waiting up to nodeLockWait for
+// other runs (another test package holds it for its whole run) apart from
+// the test's own time bounds, and sweeps what a dead run left as a run's
+// start would, so the test begins on the machine as it was before any run.
+func lockCleanMachine(t *testing.T) *nodeLock {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait)
+	defer cancel()
+	lock, err := acquireNodeLock(ctx, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-	defer cancel()
-	var logged []string
-	second, err := acquireNodeLock(short, func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) })
-	if err == nil {
-		second.release()
-		held.release()
-		t.Fatal("a second run took the real-node lock while the first held it")
+	if o, ok := readNodeOwner(); ok {
+		t.Logf("sweeping what a dead run left (%s) before the test", o.root)
+		if err := sweepDeadRun(ctx, o, t.Logf); err != nil {
+			lock.unlock()
+			t.Fatalf("sweep a dead run's leftovers: %v", err)
+		}
+		_ = os.Remove(nodeOwnerFile)
 	}
-	if !strings.Contains(err.Error(), "real-node lock") || len(logged) == 0 {
-		t.Errorf("want a clear wait message and error, got log %q, error %v", logged, err)
-	}
-	held.release()
-	third, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Fatalf("lock not free after release: %v", err)
-	}
-	third.release()
+	return lock
 }
+
+// nodeLockWait bounds a test's wait for the real-node lock.
+const nodeLockWait = 30 * time.Minute
 
 type testLog struct{ t *testing.T }
 
@@ -274,7 +287,8 @@ func httpGet(ctx context.Context, url string) (string, error) {
 
 // assertNodeLeftNothing checks the machine after a real node stopped: no
 // process, mount, cgroup, network namespace, iptables chain, bridge or CNI
-// cache entry of it is left, the lock is free and ip_forward is as before.
+// cache entry of it is left, no owner record and no watchdog. The caller
+// holds the real-node lock, so no other run's state is on the machine.
 func assertNodeLeftNothing(t *testing.T, root string) {
 	t.Helper()
 	ctx := context.Background()
@@ -282,14 +296,16 @@ func assertNodeLeftNothing(t *testing.T, root string) {
 	if out, _ := run(ctx, "ip", "link", "show", nodeBridge); strings.Contains(out, nodeBridge+":") {
 		t.Errorf("bridge %s left", nodeBridge)
 	}
-	for _, table := range []string{"filter", "nat", "mangle"} {
-		out, err := run(ctx, "iptables-save", "-t", table)
-		if err != nil {
-			t.Errorf("iptables-save: %v", err)
-		}
-		for line := range strings.Lines(out) {
-			if strings.HasPrefix(line, ":KUBE-") || strings.HasPrefix(line, ":EBBFLOW-") || strings.HasPrefix(line, ":CNI-") {
-				t.Errorf("iptables %s chain left: %s", table, strings.TrimSpace(line))
+	for _, bin := range []string{"iptables-save", "ip6tables-save"} {
+		for _, table := range []string{"filter", "nat", "mangle"} {
+			out, err := run(ctx, bin, "-t", table)
+			if err != nil {
+				t.Errorf("%s: %v", bin, err)
+			}
+			for line := range strings.Lines(out) {
+				if strings.HasPrefix(line, ":KUBE-") || strings.HasPrefix(line, ":EBBFLOW-") || strings.HasPrefix(line, ":CNI-") {
+					t.Errorf("%s %s chain left: %s", bin, table, strings.TrimSpace(line))
+				}
 			}
 		}
 	}
@@ -312,20 +328,37 @@ func assertNodeLeftNothing(t *testing.T, root string) {
 	if target, err := os.Readlink(cadvisorSocket); err == nil && strings.HasPrefix(target, root+"/") {
 		t.Errorf("%s still links to the run's containerd", cadvisorSocket)
 	}
-	if _, ok := readNodeOwner(); ok {
-		t.Error("the real-node owner record is left")
+	if o, ok := readNodeOwner(); ok {
+		t.Errorf("the real-node owner record is left (%s)", o.root)
 	}
-	lock, err := acquireNodeLock(ctx, t.Logf)
-	if err != nil {
-		t.Errorf("real-node lock not free: %v", err)
-	} else {
-		lock.release()
+	if pids := watchdogProcesses(); len(pids) > 0 {
+		t.Errorf("watchdog processes left: %v", pids)
 	}
 }
 
-// TestRealNodeSweepsAKilledRun: a run killed with SIGKILL leaves its node's
-// containers, shims, mounts, cgroups, rules and bridge behind; the next run
-// removes all of it before it starts, runs its own pods, and leaves nothing.
+// watchdogProcesses returns the processes started as a real node's watchdog.
+func watchdogProcesses() []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && strings.Contains("\x00"+string(env)+"\x00", "\x00"+watchdogEnv+"=1\x00") && alive(atoi(e.Name())) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// TestRealNodeSweepsAKilledRun: a run killed with SIGKILL together with its
+// watchdog leaves its node's containers, shims, mounts, cgroups, rules,
+// bridge and kernel settings behind; the next run removes all of it before it
+// starts, runs its own pods, and leaves nothing. The test holds the lock
+// throughout, as the killed run's successor would.
 func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -347,11 +380,12 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 		}
 		waitDeploymentReady(ctx, t, c.Client(), ns, "app")
 	}
+	lock := holdNodeLock(t)
+	kernelBefore := sysctlSnapshot(t)
 
-	// The first run, "killed": its node processes get SIGKILL and its lock
-	// goes as a dead process's would, leaving its owner record; containers
-	// and shims live on.
-	first, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Dir: t.TempDir(), Log: testLog{t}})
+	// The first run, "killed": its node processes and its watchdog get
+	// SIGKILL, leaving its owner record; containers and shims live on.
+	first, err := Start(ctx, Options{RealNode: true, NoAdapter: true, NoFakeNodes: true, Dir: t.TempDir(), Log: testLog{t}, nodeLock: lock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,19 +400,22 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 		}
 	}
 	first.mu.Unlock()
+	first.watchdog.kill()
+	first.watchdog, first.nodeLock = nil, nil
 	if out, err := run(ctx, "iptables-save", "-t", "nat"); err != nil || !strings.Contains(out, ":KUBE-SERVICES") {
 		t.Fatalf("the killed run should have left kube-proxy's rules (err %v)", err)
 	}
 	if dirs := cgroupDirs(nodeCgroup); len(dirs) < 2 {
 		t.Fatalf("the killed run should have left its pods' cgroups, found %v", dirs)
 	}
-	_ = first.nodeLock.f.Close() // the flock goes with the file, as at a process's death
-	first.nodeLock = nil
+	if v, _ := readSysctl("kernel.panic"); v != "10" && kernelBefore["kernel.panic"] != "10" {
+		t.Fatalf("the killed run should have left the kubelet's kernel.panic=10, found %s", v)
+	}
 	if err := first.Stop(); err != nil {
 		t.Logf("stop the rest of the killed run: %v", err)
 	}
 
-	second, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}})
+	second, err := Start(ctx, Options{RealNode: true, NoAdapter: true, NoFakeNodes: true, Log: testLog{t}, nodeLock: lock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,4 +429,5 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	}
 	assertNodeLeftNothing(t, firstRoot)
 	assertNodeLeftNothing(t, secondRoot)
+	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
 }

@@ -3,8 +3,6 @@ package realnode
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,67 +10,52 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/ebbflow/ebbflow/test/realnode/kit"
+	"github.com/ebbflow/ebbflow/test/realnode/topcheck"
 )
 
-// checkTopAgreesWithKubelet compares the memory `kubectl top pods` shows
-// (ebbflow-adapter's metrics.k8s.io, from Prometheus) with the working set
-// the kubelet itself serves on /metrics/resource, read through kube-apiserver's
-// node proxy: within 10% for every pod of the sample app.
-func checkTopAgreesWithKubelet(ctx context.Context, t *testing.T) {
-	out := kubectl(ctx, t, "", "top", "pods", "-n", appNS, "--no-headers")
-	top := map[string]float64{} // pod → MiB
-	for line := range strings.Lines(out) {
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			continue
+// compareTopDuringLoad compares, while the load is steady, what `kubectl top
+// pods` shows (ebbflow-adapter's metrics.k8s.io, from Prometheus) with what
+// the kubelet itself serves on /metrics/resource, read through
+// kube-apiserver's node proxy: CPU against the rate of the kubelet's counters
+// over the adapter's 30 s window, memory against its working set
+// (topcheck.Compare), for the pods that ran settle before it (their start-up
+// out of the window). It reads the kubelet at wait, settle later and a window
+// later, then runs kubectl top.
+func compareTopDuringLoad(ctx context.Context, wait, settle time.Duration) (topcheck.Result, error) {
+	const window = 30 * time.Second // the adapter's (kit's resource rules)
+	var reads []topcheck.Kubelet
+	for i, d := range []time.Duration{wait, settle, window} {
+		select {
+		case <-ctx.Done():
+			return topcheck.Result{}, ctx.Err()
+		case <-time.After(d):
 		}
-		mib, err := strconv.ParseFloat(strings.TrimSuffix(f[2], "Mi"), 64)
+		k, err := kubeletResource(ctx)
 		if err != nil {
-			t.Fatalf("kubectl top: %q: %v", line, err)
+			return topcheck.Result{}, fmt.Errorf("kubelet read %d: %w", i, err)
 		}
-		top[f[0]] = mib
+		reads = append(reads, k)
 	}
+	out, err := kubectlErr(ctx, "", "top", "pods", "-n", appNS, "--no-headers")
+	if err != nil {
+		return topcheck.Result{}, err
+	}
+	top, err := topcheck.ParseTop(out)
+	if err != nil {
+		return topcheck.Result{}, err
+	}
+	return topcheck.Compare(top, reads[0], reads[1], reads[2]), nil
+}
+
+// kubeletResource reads the kubelet's /metrics/resource for the app's
+// namespace.
+func kubeletResource(ctx context.Context) (topcheck.Kubelet, error) {
 	body, err := env.C.Client().CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/ebbflow-node/proxy/metrics/resource").DoRaw(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("kubelet /metrics/resource: %w", err)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubelet := map[string]float64{}
-	for _, m := range families["container_memory_working_set_bytes"].GetMetric() {
-		var ns, pod string
-		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "namespace":
-				ns = l.GetValue()
-			case "pod":
-				pod = l.GetValue()
-			}
-		}
-		if ns == appNS {
-			kubelet[pod] += m.GetGauge().GetValue() / (1 << 20)
-		}
-	}
-	if len(top) == 0 {
-		t.Fatalf("kubectl top pods -n %s showed no pods:\n%s", appNS, out)
-	}
-	for pod, mib := range top {
-		k, ok := kubelet[pod]
-		if !ok {
-			continue // started after the kubelet's answer
-		}
-		if math.Abs(mib-k) > 0.1*k+1 { // kubectl rounds to whole MiB
-			t.Errorf("pod %s: kubectl top %.0fMi, kubelet working set %.1fMi: more than 10%% apart", pod, mib, k)
-		}
-	}
-	t.Logf("kubectl top (MiB) %v; kubelet /metrics/resource %v", top, kubelet)
+	return topcheck.ParseKubelet(string(body), appNS)
 }
 
 // testUpgradeRules adds the first external rule with helm upgrade: the

@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+)
+
+// dyingRunEnv makes the test binary a run that starts a real node with a
+// pod and then dies as a go test timeout ends a test binary (dyingRun).
+const dyingRunEnv = "EBBFLOW_TEST_DYING_RUN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(dyingRunEnv) == "1" {
+		dyingRun()
+	}
+	os.Exit(m.Run())
+}
+
+// TestRealNodeWatchdogSweepsADeadRun runs a real node with a running pod in
+// a child process that then dies without its teardown, as a go test timeout
+// ends a test binary (testing's alarm panics: no deferred call, no
+// t.Cleanup, no Stop). Its watchdog must sweep at once — before the lock is
+// free — so that when this test gets the lock nothing of the dead run is
+// left: processes, mounts, cgroups, chains, bridge, owner record, work
+// directory, and every kernel setting has its value of before.
+func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+6*time.Minute) // the run waits for the lock, then starts
+	defer cancel()
+	kernelBefore := idleSysctls(t)
+	r := startDyingRun(ctx, t)
+	err := r.cmd.Wait()
+	died := time.Now()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(r.stderr.String(), "panic: test timed out") {
+		t.Fatalf("the run should have died of the timeout's panic (exit 2), got %v:\n%s", err, tail(r.stderr.String(), 30))
+	}
+
+	// The watchdog holds the lock until it has swept.
+	holdNodeLock(t)
+	t.Logf("lock free %v after the run died", time.Since(died).Round(10*time.Millisecond))
+	if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
+		t.Errorf("the watchdog did not sweep; its log:\n%s", log)
+	}
+	assertDeadRunGone(t, r, kernelBefore)
+}
+
+// TestRealNodeCleanNodeSweepsAKilledRun: a run killed with SIGKILL together
+// with its watchdog leaves its node on the machine (the owner record says
+// so); SweepRealNode (make clean-node) removes all of it on demand.
+func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+6*time.Minute) // the run waits for the lock, then starts
+	defer cancel()
+	kernelBefore := idleSysctls(t)
+	r := startDyingRun(ctx, t)
+	wds := watchdogProcesses() // the run holds the lock: the only watchdog is its
+	if len(wds) != 1 {
+		t.Fatalf("want the run's one watchdog, found %v", wds)
+	}
+	_ = syscall.Kill(atoi(wds[0]), syscall.SIGKILL)
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	waitGone([]int{atoi(wds[0])}, 10*time.Second) // not our child: its lock goes when it is gone
+	if o, ok := readNodeOwner(); !ok || o.root != r.root {
+		t.Fatalf("a run killed with its watchdog should have left its owner record, found %+v", o)
+	}
+	var out strings.Builder
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := SweepRealNode(ctx, &out)
+		if errors.Is(err, errNodeLockHeld) {
+			return false, nil // another run took the lock: it may sweep first
+		}
+		return true, err
+	})
+	t.Logf("clean-node:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("clean-node: %v", err)
+	}
+	holdNodeLock(t)
+	assertDeadRunGone(t, r, kernelBefore)
+}
+
+// idleSysctls reads the machine's kernel settings while no run is on it.
+func idleSysctls(t *testing.T) map[string]string {
+	t.Helper()
+	lock := holdNodeLock(t)
+	defer lock.unlock() // now: the run under test needs it
+	return sysctlSnapshot(t)
+}
+
+// dyingRunProcess is a child test binary running dyingRun.
+type dyingRunProcess struct {
+	cmd       *exec.Cmd
+	stderr    *strings.Builder
+	root, dir string
+}
+
+// startDyingRun starts dyingRun in a child and returns once its pod runs,
+// after checking that it changed the machine.
+func startDyingRun(ctx context.Context, t *testing.T) dyingRunProcess {
+	t.Helper()
+	r := dyingRunProcess{cmd: exec.CommandContext(ctx, os.Args[0]), stderr: &strings.Builder{}}
+	r.cmd.Env = append(os.Environ(), dyingRunEnv+"=1")
+	r.cmd.Stderr = r.stderr
+	stdout, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "READY root=%s dir=%s", &r.root, &r.dir); err == nil {
+			break
+		}
+	}
+	if r.root == "" {
+		_ = r.cmd.Wait()
+		t.Fatalf("the dying run never got its pod running:\n%s", tail(r.stderr.String(), 40))
+	}
+	if o, ok := readNodeOwner(); !ok || o.root != r.root {
+		t.Errorf("owner record while the run lives: %+v, want root %s", o, r.root)
+	}
+	during, _ := readKernelSettings()
+	t.Logf("run up (%s); kernel settings during it: %v", r.root, during)
+	return r
+}
+
+// assertDeadRunGone checks, under the lock, that nothing of the dead run is
+// left and the kernel settings are those of before.
+func assertDeadRunGone(t *testing.T, r dyingRunProcess, kernelBefore map[string]string) {
+	t.Helper()
+	assertNodeLeftNothing(t, r.root)
+	if pids := processesMentioning(r.dir); len(pids) > 0 {
+		t.Errorf("processes of the dead run left: %v", pids)
+	}
+	if _, err := os.Stat(r.dir); !os.IsNotExist(err) {
+		t.Errorf("the dead run's work directory %s is left (%v)", r.dir, err)
+	}
+	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
+}
+
+// dyingRun starts a cluster with the real node and a running pod, prints
+// "READY root=<node root> dir=<work directory>" and panics as testing's
+// alarm does when a go test times out.
+func dyingRun() {
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+5*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, NoFakeNodes: true, Log: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dying run:", err)
+		os.Exit(3)
+	}
+	pods := c.Client().CoreV1().Pods("default")
+	_, err = pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pause"},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "pause", Image: PauseImage, ImagePullPolicy: corev1.PullNever}},
+		},
+	}, metav1.CreateOptions{})
+	if err == nil {
+		err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			p, err := pods.Get(ctx, "pause", metav1.GetOptions{})
+			return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dying run: pod:", err)
+		_ = c.Stop()
+		os.Exit(3)
+	}
+	fmt.Printf("READY root=%s dir=%s\n", c.node.root, c.dir)
+	panic("test timed out after 5m0s (as testing's alarm panics)")
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// processesMentioning returns the processes whose command line names a path
+// under dir.
+func processesMentioning(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), dir+"/") && alive(atoi(e.Name())) {
+			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return pids
+}
+
+// TestWatchdog checks the watchdog alone, in a second or two, with a run
+// that changed one kernel setting and left one process: told "stop", it
+// exits and sweeps nothing; when the run's end of the pipe closes without
+// it (the run died), it holds the lock while it kills the process, restores
+// the setting and removes the owner record, and only then frees the lock.
+func TestWatchdog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, died := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stopped", true: "run died"}[died], func(t *testing.T) {
+			lock := lockCleanMachine(t)
+			defer lock.release() // the record is the test's own
+			dir := t.TempDir()
+			o, err := recordNodeOwner(filepath.Join(dir, "node"), dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The value "before the run" is the machine's, or 0 should the
+			// machine already have the kubelet's 10 (a run of an older harness
+			// leaves it): the record says what the watchdog must restore.
+			machine := o.kernel["kernel.panic"]
+			defer func() { _ = writeSysctl("kernel.panic", machine) }()
+			panicBefore := machine
+			if panicBefore == "10" {
+				panicBefore = "0"
+				o.kernel["kernel.panic"] = panicBefore
+				if err := os.WriteFile(nodeOwnerFile, []byte(o.encode()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := writeSysctl("kernel.panic", "10"); err != nil {
+				t.Fatal(err)
+			}
+			left := exec.Command("sh", "-c", "sleep 300", filepath.Join(dir, "node", "shim"))
+			if err := left.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = left.Process.Kill(); _ = left.Wait() }()
+			exited := make(chan struct{})
+			go func() { _ = left.Wait(); close(exited) }()
+
+			wd, err := startWatchdog(lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !died {
+				wd.stop()
+				if v, _ := readSysctl("kernel.panic"); v != "10" {
+					t.Errorf("a watchdog told to stop restored kernel.panic (%s)", v)
+				}
+				if _, ok := readNodeOwner(); !ok {
+					t.Error("a watchdog told to stop removed the owner record")
+				}
+				return
+			}
+			// The run dies: its descriptors close, its lock with them — but
+			// the watchdog's copy holds it.
+			wd.pipe.Close()
+			lock.f.Close()
+			lock.f = nil
+			t0 := time.Now()
+			l, err := acquireNodeLock(ctx, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.release()
+			t.Logf("lock free %v after the run's end", time.Since(t0).Round(time.Millisecond))
+			select {
+			case <-wd.done:
+			default:
+				t.Error("the lock was free before the watchdog exited")
+			}
+			if v, _ := readSysctl("kernel.panic"); v != panicBefore {
+				t.Errorf("kernel.panic %s after the watchdog, %s before the run", v, panicBefore)
+			}
+			if _, ok := readNodeOwner(); ok {
+				t.Error("owner record left after the watchdog swept")
+			}
+			select {
+			case <-exited:
+			case <-time.After(5 * time.Second):
+				t.Error("the run's process outlived the watchdog's sweep")
+			}
+			if log, _ := os.ReadFile(watchdogLogFile); !strings.Contains(string(log), "watchdog: swept") {
+				t.Errorf("watchdog log:\n%s", log)
+			}
+		})
+	}
+}
