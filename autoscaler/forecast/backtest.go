@@ -133,36 +133,46 @@ func BacktestOf(h History, req BacktestRequest) Backtest {
 	if first < 0 {
 		return Backtest{Reason: ReasonShortHistory, Message: "the history holds no value"}
 	}
-	// Scored steps: within the span (after Now - Span), with a season of
-	// history before each.
-	lo, hi := g.span(maxTime(r.Now.Add(-span+1), g.time(first).Add(r.Season)), r.Now)
+	// Scored steps: the span up to the history's last point (at Now at
+	// the latest: a history read minutes ago is backtested up to its end),
+	// each with a season of history before it.
+	end := g.time(len(g.values) - 1)
+	lo, hi := g.span(maxTime(end.Add(-span+1), g.time(first).Add(r.Season)), end)
 	if hi-lo+1 < int(r.Season/g.step) {
 		covered := time.Duration(max(0, hi-lo+1)) * g.step
 		return Backtest{Reason: ReasonShortHistory, Message: fmt.Sprintf("the history leaves %v to replay after its first season, less than one season (%v): a backtest needs two seasons of history", covered, r.Season)}
 	}
-	stride := max(1, (hi-lo+1+MaxBacktestPoints-1)/MaxBacktestPoints)
-	n := hi - lo + 1
-	load := g.values[lo : hi+1]
+	ready, hold := int(ceilDiv(req.Startup, g.step)), int(req.Stabilization/g.step)
+	// The paths start ready + hold steps before the scored ones (replayed,
+	// not scored), so that the first scored step has the replicas asked
+	// and made ready before it: an event at the span's first step counts.
+	from := max(0, lo-ready-hold)
+	stride := max(1, (hi-from+1+MaxBacktestPoints-1)/MaxBacktestPoints)
+	n := hi - from + 1
+	load := g.values[from : hi+1]
 	floor := make([]float64, n)
 	out := Backtest{OK: true, From: g.time(lo), To: g.time(hi)}
 	for i := 0; i < n; i += stride {
 		fr := r
-		fr.Now = g.time(lo + i)
-		sub := view{start: g.start, step: g.step, values: g.values[:lo+i+1]}
+		fr.Now = g.time(from + i)
+		sub := view{start: g.start, step: g.step, values: g.values[:from+i+1]}
 		f := of(sub, fr)
-		out.Forecasts++
 		v := 0.0
 		if f.OK {
 			v = pods(f.Value, req.Unit, 1)
-		} else {
-			out.Missed++
+		}
+		if from+i >= lo {
+			out.Forecasts++
+			if !f.OK {
+				out.Missed++
+			}
 		}
 		for j := i; j < min(n, i+stride); j++ {
 			floor[j] = v
 		}
 	}
 	p := paths{load: load, floor: floor, unit: req.Unit, hours: g.step.Hours(),
-		ready: int(ceilDiv(req.Startup, g.step)), hold: int(req.Stabilization / g.step),
+		ready: ready, hold: hold, scored: lo - from,
 		rec: make([]float64, n), asked: make([]float64, n)}
 	out.Reactive = p.score(1, false)
 	out.Floor = p.score(1, true)
@@ -180,6 +190,9 @@ type paths struct {
 	load, floor []float64
 	unit, hours float64
 	ready, hold int
+	// scored is the first step scored (the steps before it only set the
+	// replicas asked and ready).
+	scored int
 	// rec and asked are score's buffers (len(load) each).
 	rec, asked []float64
 }
@@ -207,6 +220,9 @@ func (p paths) score(k float64, floored bool) Score {
 		ready := a
 		for j := max(0, i-p.ready); j < i; j++ {
 			ready = math.Min(ready, asked[j])
+		}
+		if i < p.scored {
+			continue
 		}
 		s.Cost += a * p.hours
 		if finite(x) {

@@ -190,3 +190,32 @@ func FuzzBacktest(f *testing.F) {
 		}
 	})
 }
+
+// A weekly history read minutes before now (the controller reads it every
+// 5 minutes) is backtested up to its end, and the week's one ramp, which
+// sits at the span's first steps when now is just before this week's,
+// counts: the path replays the steps before the span.
+func TestBacktestWeeklyRampAtTheSpansStart(t *testing.T) {
+	ramp := time.Date(2026, 11, 27, 16, 35, 0, 0, time.UTC)
+	for _, lead := range []time.Duration{time.Minute, 257 * time.Second, 403 * time.Second} {
+		now := ramp.Add(-lead)
+		h := History{Start: now.Add(-5 * Weekly).Truncate(5 * time.Minute), Step: 5 * time.Minute}
+		data := now.Truncate(time.Minute).Add(-(4*Weekly + 2*time.Hour))
+		for at := h.Start; !at.After(now.Add(-time.Minute)); at = at.Add(h.Step) {
+			d := (at.Sub(ramp)%Weekly + Weekly) % Weekly
+			switch {
+			case at.Before(data):
+				h.Values = append(h.Values, math.NaN())
+			case d < 2*time.Hour:
+				h.Values = append(h.Values, 100)
+			default:
+				h.Values = append(h.Values, 20)
+			}
+		}
+		b := BacktestOf(h, BacktestRequest{Request: Request{Now: now, Lead: lead, Season: Weekly, Method: LevelCorrected},
+			Span: Weekly, Unit: 10, Startup: time.Minute, Stabilization: 5 * time.Minute})
+		if !b.OK || b.Reactive.Short <= 0 || !b.PaysOff() {
+			t.Errorf("lead %v: %s (reactive %+v, floor %+v)", lead, b.Summary(), b.Reactive, b.Floor)
+		}
+	}
+}
