@@ -94,16 +94,14 @@ func (p *Provider) ObjectHistory(ctx context.Context, name types.NamespacedName,
 	// Only the series of the object asked (as GetMetricByName keeps only its
 	// sample); a query returning several series for it gives them all.
 	mine := m[:0:0]
-	n := 0
 	for _, s := range m {
 		if string(s.Metric[model.LabelName(q.Label)]) == name.Name {
 			mine = append(mine, s)
-			n += len(s.Values)
 		}
 	}
-	if n > rules.MaxHistorySamples {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("history of %s: %d series with %d samples exceed %d; narrow the metric selector or lengthen %s",
-			info.Metric, len(mine), n, rules.MaxHistorySamples, rules.HistoryStepLabel))
+	n, err := historySamples(info.Metric, mine)
+	if err != nil {
+		return nil, err
 	}
 	dropNaN := p.dropNaN(target.Rule)
 	items := make([]custom_metrics.MetricValue, 0, n)

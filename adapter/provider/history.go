@@ -34,13 +34,9 @@ func (p *Provider) externalHistory(ctx context.Context, namespace string, sel la
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, s := range m {
-		n += len(s.Values)
-	}
-	if n > rules.MaxHistorySamples {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("history of %s: %d series with %d samples exceed %d; narrow the metric selector or lengthen %s",
-			metric, len(m), n, rules.MaxHistorySamples, rules.HistoryStepLabel))
+	n, err := historySamples(metric, m)
+	if err != nil {
+		return nil, err
 	}
 	dropNaN := p.dropNaN(target.Rule)
 	items := make([]external_metrics.ExternalMetricValue, 0, n)
@@ -84,4 +80,19 @@ func (p *Provider) queryMatrix(ctx context.Context, rule *rules.Rule, q string) 
 		return nil, apierrors.NewInternalError(errInternal)
 	}
 	return m, nil
+}
+
+// historySamples counts the samples of a history's series, and refuses
+// (400) more than rules.MaxHistorySamples: the selector is too broad or the
+// step too short for a history.
+func historySamples(metric string, m model.Matrix) (int, error) {
+	n := 0
+	for _, s := range m {
+		n += len(s.Values)
+	}
+	if n > rules.MaxHistorySamples {
+		return n, apierrors.NewBadRequest(fmt.Sprintf("history of %s: %d series with %d samples exceed %d; narrow the metric selector or lengthen %s",
+			metric, len(m), n, rules.MaxHistorySamples, rules.HistoryStepLabel))
+	}
+	return n, nil
 }

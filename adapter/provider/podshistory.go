@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,13 +43,9 @@ func (p *Provider) podsHistory(ctx context.Context, namespace string, info provi
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, s := range m {
-		n += len(s.Values)
-	}
-	if n > rules.MaxHistorySamples { // one series (a sum): cannot happen with a sane backend
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("history of %s: %d series with %d samples exceed %d; lengthen %s",
-			info.Metric, len(m), n, rules.MaxHistorySamples, rules.HistoryStepLabel))
+	n, err := historySamples(info.Metric, m) // one series (a sum): within the bound from a sane backend
+	if err != nil {
+		return nil, err
 	}
 	ls, err := sel.LabelSelector()
 	if err != nil {

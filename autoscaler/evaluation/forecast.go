@@ -201,9 +201,10 @@ func (r *Result) forecasts() []forecastOutcome {
 }
 
 // BacktestMemo is a forecast's last backtest, kept in the History for
-// BacktestRefresh: Key names what it was computed for, At when.
+// BacktestRefresh: Key is what it was computed for (its request without
+// the time), At when.
 type BacktestMemo struct {
-	Key    string
+	Key    forecast.BacktestRequest
 	At     time.Time
 	Result forecast.Backtest
 }
@@ -218,7 +219,8 @@ func (r *Result) backtest(i int, kind MetricKind, rd Reading, o ForecastOptions)
 		Span:    o.BacktestSpan(), Unit: backtestUnit(kind, rd.Spec), Startup: o.Startup,
 		Stabilization: downscaleStabilization(in.Spec.HPA.Behavior, in.Settings.DownscaleStabilization),
 	}
-	key := fmt.Sprintf("%d/%v/%v/%s/%v/%g/%v/%v", i, req.Season, req.Lead, req.Method, req.Span, req.Unit, req.Startup, req.Stabilization)
+	key := req
+	key.Now = time.Time{} // the request but its time
 	h := in.History
 	if m, ok := h.Backtests[i]; ok && m.Key == key && !in.Now.Before(m.At) && in.Now.Sub(m.At) < BacktestRefresh {
 		return m.Result

@@ -145,9 +145,6 @@ func TestFrontier(t *testing.T) {
 // targets, the forecast and the floors never below the HPA at 100 %,
 // tolerance 0, and a verdict for each non-reactive row.
 func TestHeldOutReplayShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays 3 days 19 times")
-	}
 	tr := HeldOutTraces(heldOutDir)[0]
 	g, err := Hold(tr, HeldOutStep, 3*24*time.Hour)
 	if err != nil {
