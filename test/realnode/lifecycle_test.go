@@ -17,35 +17,48 @@ import (
 // compareTopDuringLoad compares, while the load is steady, what `kubectl top
 // pods` shows (ebbflow-adapter's metrics.k8s.io, from Prometheus) with what
 // the kubelet itself serves on /metrics/resource, read through
-// kube-apiserver's node proxy: CPU against the rate of the kubelet's counters
-// over the adapter's 30 s window, memory against its working set
-// (topcheck.Compare), for the pods that ran settle before it (their start-up
-// out of the window). It reads the kubelet at wait, settle later and a window
-// later, then runs kubectl top.
-func compareTopDuringLoad(ctx context.Context, wait, settle time.Duration) (topcheck.Result, error) {
+// kube-apiserver's node proxy every second: CPU against the rate of the
+// kubelet's counters over the adapter's 30 s window ending when kubectl top
+// ran, memory against its working set (topcheck.Compare). It starts reading
+// after wait and runs kubectl top a window and a few seconds later.
+func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
 	const window = 30 * time.Second // the adapter's (kit's resource rules)
-	var reads []topcheck.Kubelet
-	for i, d := range []time.Duration{wait, settle, window} {
-		select {
-		case <-ctx.Done():
-			return topcheck.Result{}, ctx.Err()
-		case <-time.After(d):
-		}
+	select {
+	case <-ctx.Done():
+		return topcheck.Result{}, ctx.Err()
+	case <-time.After(wait):
+	}
+	var reads topcheck.Reads
+	end := time.Now().Add(window + 5*time.Second)
+	for i := 0; time.Now().Before(end); i++ {
 		k, err := kubeletResource(ctx)
 		if err != nil {
 			return topcheck.Result{}, fmt.Errorf("kubelet read %d: %w", i, err)
 		}
-		reads = append(reads, k)
+		reads.Add(k)
+		select {
+		case <-ctx.Done():
+			return topcheck.Result{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
+	start := time.Now()
 	out, err := kubectlErr(ctx, "", "top", "pods", "-n", appNS, "--no-headers")
 	if err != nil {
 		return topcheck.Result{}, err
 	}
+	at := start.Add(time.Since(start) / 2)
+	// A last read, so that the kubelet's samples reach at.
+	k, err := kubeletResource(ctx)
+	if err != nil {
+		return topcheck.Result{}, fmt.Errorf("kubelet read after kubectl top: %w", err)
+	}
+	reads.Add(k)
 	top, err := topcheck.ParseTop(out)
 	if err != nil {
 		return topcheck.Result{}, err
 	}
-	return topcheck.Compare(top, reads[0], reads[1], reads[2]), nil
+	return topcheck.Compare(top, at, window, reads), nil
 }
 
 // kubeletResource reads the kubelet's /metrics/resource for the app's

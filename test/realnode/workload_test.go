@@ -64,15 +64,16 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	// away, no HPA or Autoscaler may scale down.
 	outage := make(chan adapterOutage, 1)
 	go func() { outage <- killAdapterPods(ctx, t, 15*time.Second) }()
-	// kubectl top against the kubelet over 50–80 s (steady load from 20 s,
-	// adapter back), for the pods the kubelet had at 30 s (scaled up by then).
+	// kubectl top against the kubelet over the adapter's window ending near
+	// 80 s (steady load from 20 s, adapter back), for the pods the kubelet
+	// had before that window.
 	type topResult struct {
 		r   topcheck.Result
 		err error
 	}
 	topDone := make(chan topResult, 1)
 	go func() {
-		r, err := compareTopDuringLoad(ctx, 30*time.Second, 20*time.Second)
+		r, err := compareTopDuringLoad(ctx, 45*time.Second)
 		topDone <- topResult{r, err}
 	}()
 	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)

@@ -27,6 +27,11 @@ const (
 	// at least one of them must use, so that idle zeros cannot pass alone.
 	MinPods   = 3
 	BusyMilli = 20
+	// Settle is how long before the window a pod must have been counted
+	// by the kubelet to be compared: a pod just started has its first
+	// Prometheus samples late and its start-up burst at the window's edge,
+	// where rate's extrapolation and a plain slope part.
+	Settle = 10 * time.Second
 )
 
 // Top is one pod's line of `kubectl top pods`.
@@ -100,6 +105,36 @@ func ParseKubelet(body, ns string) (Kubelet, error) {
 	return k, nil
 }
 
+// Reads is a run of kubelet reads of one namespace, in the order taken:
+// per pod and container, the distinct CPU samples by the kubelet's stamp,
+// and the working set of the last read.
+type Reads struct {
+	cpu map[string]map[string][]Container
+	mem map[string]float64
+}
+
+// Add appends a read.
+func (r *Reads) Add(k Kubelet) {
+	if r.cpu == nil {
+		r.cpu, r.mem = map[string]map[string][]Container{}, map[string]float64{}
+	}
+	for pod, ctrs := range k {
+		if r.cpu[pod] == nil {
+			r.cpu[pod] = map[string][]Container{}
+		}
+		mem := 0.0
+		for name, c := range ctrs {
+			mem += c.MemBytes / (1 << 20)
+			s := r.cpu[pod][name]
+			if c.CPUAt.IsZero() || (len(s) > 0 && !c.CPUAt.After(s[len(s)-1].CPUAt)) {
+				continue
+			}
+			r.cpu[pod][name] = append(s, c)
+		}
+		r.mem[pod] = mem
+	}
+}
+
 // Result is a comparison: the pods compared, with both sides, and what
 // disagreed.
 type Result struct {
@@ -122,15 +157,13 @@ func (r Result) Err() error {
 	return fmt.Errorf("kubectl top vs kubelet: %s", strings.Join(msgs, "; "))
 }
 
-// Compare compares top, read just after the kubelet read after, with the
-// kubelet: CPU against the rate of its counters from before to after,
-// memory against after's working set. A pod top shows that after lacks is a
-// problem (the kubelet is the source). Only pods the kubelet already had in
-// settled, a read some time before before, are compared: a pod started just
-// before or within the window has its start-up in the kubelet's counters and
-// too few samples in Prometheus' window for the two rates to cover the same
-// work.
-func Compare(top map[string]Top, settled, before, after Kubelet) Result {
+// Compare compares top, read at at, with the kubelet's reads: CPU against
+// the rate of its counters over the same window (at−window, at] that the
+// adapter's rate covers — the kubelet's stamped samples are the ones
+// Prometheus scraped —, memory against the last working set. A pod top
+// shows that the reads lack is a problem (the kubelet is the source). Only
+// pods the kubelet counted Settle before the window's start are compared.
+func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads) Result {
 	var r Result
 	busy := false
 	pods := make([]string, 0, len(top))
@@ -138,22 +171,24 @@ func Compare(top map[string]Top, settled, before, after Kubelet) Result {
 		pods = append(pods, p)
 	}
 	sort.Strings(pods)
+	from := at.Add(-window)
 	for _, pod := range pods {
 		tp := top[pod]
-		cur, ok := after[pod]
+		ctrs, ok := reads.cpu[pod]
 		if !ok {
 			r.Problems = append(r.Problems, fmt.Sprintf("pod %s: in kubectl top, not in the kubelet's answer", pod))
 			continue
 		}
-		cpu, ok := cpuRate(before[pod], cur)
-		if _, old := settled[pod]; !ok || !old {
-			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started after the settled read", pod))
+		cpu, old, ok := cpuRate(ctrs, from, at)
+		if !old {
+			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started less than %v before the window", pod, Settle))
 			continue
 		}
-		mem := 0.0
-		for _, c := range cur {
-			mem += c.MemBytes / (1 << 20)
+		if !ok {
+			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, fewer than two kubelet samples in the window", pod))
+			continue
 		}
+		mem := reads.mem[pod]
 		r.Compared = append(r.Compared, pod)
 		busy = busy || cpu >= BusyMilli
 		r.Lines = append(r.Lines, fmt.Sprintf("%s: top %.0fm %.0fMi, kubelet %.1fm %.1fMi", pod, tp.CPUMilli, tp.MemMiB, cpu, mem))
@@ -170,21 +205,32 @@ func Compare(top map[string]Top, settled, before, after Kubelet) Result {
 	return r
 }
 
-// cpuRate is the pod's CPU in millicores from before to after, summed over
-// the containers both reads have; false when none has advanced in time.
-func cpuRate(before, after map[string]Container) (float64, bool) {
-	milli, ok := 0.0, false
-	for name, a := range after {
-		b, found := before[name]
-		if !found {
+// cpuRate is the pod's CPU in millicores over (from, to], summed over its
+// containers: each container's slope between its first and last sample in
+// the window. old says a container was counted Settle before from; ok that
+// one had two samples in the window.
+func cpuRate(ctrs map[string][]Container, from, to time.Time) (milli float64, old, ok bool) {
+	for _, samples := range ctrs {
+		var first, last *Container
+		for i := range samples {
+			s := &samples[i]
+			if !s.CPUAt.After(from) {
+				old = old || !s.CPUAt.After(from.Add(-Settle))
+				continue
+			}
+			if s.CPUAt.After(to) {
+				break
+			}
+			if first == nil {
+				first = s
+			}
+			last = s
+		}
+		if first == nil || last == first {
 			continue
 		}
-		dt := a.CPUAt.Sub(b.CPUAt).Seconds()
-		if dt <= 0 {
-			continue
-		}
-		milli += 1000 * (a.CPUSeconds - b.CPUSeconds) / dt
+		milli += 1000 * (last.CPUSeconds - first.CPUSeconds) / last.CPUAt.Sub(first.CPUAt).Seconds()
 		ok = true
 	}
-	return milli, ok
+	return milli, old, ok
 }

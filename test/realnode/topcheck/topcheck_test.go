@@ -35,46 +35,49 @@ func TestParseTop(t *testing.T) {
 	}
 }
 
-// kubelet builds two reads 30 s apart: each pod's CPU in millicores and
-// working set in MiB.
-func kubelet(cpuMilli, memMiB map[string]float64) (Kubelet, Kubelet) {
-	t0 := time.Unix(1700000000, 0)
-	before, after := Kubelet{}, Kubelet{}
-	for pod, m := range cpuMilli {
-		before[pod] = map[string]Container{"web": {CPUSeconds: 100, CPUAt: t0}}
-		after[pod] = map[string]Container{"web": {CPUSeconds: 100 + m*30/1000, CPUAt: t0.Add(30 * time.Second), MemBytes: memMiB[pod] * (1 << 20)}}
+var t0 = time.Unix(1700000000, 0)
+
+// reads builds kubelet reads every 5 s from t0 to t0+40 s: each pod's CPU in
+// millicores (steady) and working set in MiB; a pod in start is first
+// counted that many seconds after t0.
+func reads(cpuMilli, memMiB map[string]float64, start map[string]int) Reads {
+	var r Reads
+	for s := 0; s <= 40; s += 5 {
+		k := Kubelet{}
+		at := t0.Add(time.Duration(s) * time.Second)
+		for pod, m := range cpuMilli {
+			if s < start[pod] {
+				continue
+			}
+			k[pod] = map[string]Container{"web": {CPUSeconds: 100 + m*float64(s)/1000, CPUAt: at, MemBytes: memMiB[pod] * (1 << 20)}}
+		}
+		r.Add(k)
 	}
-	return before, after
+	return r
 }
 
 func TestCompare(t *testing.T) {
-	before, after := kubelet(map[string]float64{"a": 200, "b": 50, "c": 2}, map[string]float64{"a": 14, "b": 12, "c": 9})
+	cpu, mem := map[string]float64{"a": 200, "b": 50, "c": 2}, map[string]float64{"a": 14, "b": 12, "c": 9}
+	at, window := t0.Add(40*time.Second), 30*time.Second
 	for _, tc := range []struct {
 		name    string
 		top     map[string]Top
-		before  Kubelet
+		reads   Reads
 		wantErr string
 	}{
-		{"agree", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, before, ""},
-		{"cpu apart", map[string]Top{"a": {100, 14}, "b": {52, 12}, "c": {3, 9}}, before, "pod a: cpu 100m"},
-		{"memory apart", map[string]Top{"a": {190, 20}, "b": {52, 12}, "c": {3, 9}}, before, "pod a: memory 20Mi"},
-		{"fewer than three", map[string]Top{"a": {190, 14}, "b": {52, 12}}, before, "only 2 pods compared"},
-		{"none compared", map[string]Top{}, before, "only 0 pods compared"},
-		{"missing from the kubelet", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}, "d": {1, 1}}, before, "pod d: in kubectl top, not in the kubelet's answer"},
-		{"started within the window", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, Kubelet{"a": before["a"], "b": before["b"]}, "only 2 pods compared"},
-		{"started just before the window", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, before, "only 2 pods compared"},
-		{"idle", map[string]Top{"c": {3, 9}, "c2": {3, 9}, "c3": {3, 9}}, nil, "idle pods prove nothing"},
+		{"agree", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, nil), ""},
+		{"cpu apart", map[string]Top{"a": {100, 14}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, nil), "pod a: cpu 100m"},
+		{"memory apart", map[string]Top{"a": {190, 20}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, nil), "pod a: memory 20Mi"},
+		{"fewer than three", map[string]Top{"a": {190, 14}, "b": {52, 12}}, reads(cpu, mem, nil), "only 2 pods compared"},
+		{"none compared", map[string]Top{}, reads(cpu, mem, nil), "only 0 pods compared"},
+		{"missing from the kubelet", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}, "d": {1, 1}}, reads(cpu, mem, nil), "pod d: in kubectl top, not in the kubelet's answer"},
+		{"started within the window", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, map[string]int{"c": 20}), "only 2 pods compared"},
+		{"started just before the window", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, map[string]int{"c": 5}), "only 2 pods compared"},
+		{"settled before the window", map[string]Top{"a": {190, 14}, "b": {52, 12}, "c": {3, 9}}, reads(cpu, mem, map[string]int{"c": 0}), ""},
+		{"idle", map[string]Top{"c": {3, 9}, "c2": {3, 9}, "c3": {3, 9}}, reads(map[string]float64{"c": 2, "c2": 2, "c3": 2}, map[string]float64{"c": 9, "c2": 9, "c3": 9}, nil), "idle pods prove nothing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, a := tc.before, after
-			if tc.name == "idle" {
-				b, a = kubelet(map[string]float64{"c": 2, "c2": 2, "c3": 2}, map[string]float64{"c": 9, "c2": 9, "c3": 9})
-			}
-			settled := b
-			if tc.name == "started just before the window" {
-				settled = Kubelet{"a": b["a"], "b": b["b"]}
-			}
-			err := Compare(tc.top, settled, b, a).Err()
+			err := Compare(tc.top, at, window, tc.reads).Err()
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("unexpected: %v", err)
@@ -82,5 +85,22 @@ func TestCompare(t *testing.T) {
 				t.Errorf("want %q, got %v", tc.wantErr, err)
 			}
 		})
+	}
+}
+
+// TestCompareReadsTheSameWindow: a pod idle for 30 s, then at 200m, is
+// compared over the window top covers (200m), not over all the reads (100m).
+func TestCompareReadsTheSameWindow(t *testing.T) {
+	var r Reads
+	for s := 0; s <= 60; s += 5 {
+		cpu := 100 + 0.2*float64(max(s-30, 0))
+		r.Add(Kubelet{"a": {"web": {CPUSeconds: cpu, CPUAt: t0.Add(time.Duration(s) * time.Second), MemBytes: 1 << 20}}})
+	}
+	at, window := t0.Add(60*time.Second), 30*time.Second
+	if res := Compare(map[string]Top{"a": {200, 1}}, at, window, r); len(res.Problems) != 0 || len(res.Compared) != 1 {
+		t.Errorf("over the last 30 s the pod used 200m: %+v", res)
+	}
+	if res := Compare(map[string]Top{"a": {100, 1}}, at, window, r); len(res.Problems) == 0 {
+		t.Errorf("100m passed against 200m over the window: %+v", res)
 	}
 }
