@@ -20,7 +20,8 @@ import (
 // kube-apiserver's node proxy every second: CPU against the rate of the
 // kubelet's counters over the adapter's 30 s window ending when kubectl top
 // ran, memory against its working set (topcheck.Compare). It starts reading
-// after wait and runs kubectl top a window and a few seconds later.
+// after wait and runs kubectl top topcheck.Settle, a window and a few
+// seconds later: a pod the first read saw is compared.
 func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
 	const window = 30 * time.Second // the adapter's (kit's resource rules)
 	select {
@@ -29,7 +30,7 @@ func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Res
 	case <-time.After(wait):
 	}
 	var reads topcheck.Reads
-	end := time.Now().Add(window + 5*time.Second)
+	end := time.Now().Add(topcheck.Settle + window + 5*time.Second)
 	for i := 0; time.Now().Before(end); i++ {
 		k, err := kubeletResource(ctx)
 		if err != nil {

@@ -73,7 +73,7 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	}
 	topDone := make(chan topResult, 1)
 	go func() {
-		r, err := compareTopDuringLoad(ctx, 45*time.Second)
+		r, err := compareTopDuringLoad(ctx, 35*time.Second)
 		topDone <- topResult{r, err}
 	}()
 	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
