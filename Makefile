@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -66,6 +66,11 @@ bench-forecast-heldout:
 bench-cluster:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 100m -v -run '^TestBenchCluster$$' ./test/benchcluster/ 2>&1 | tee _output/bench/cluster-$$(date -u +%Y%m%dT%H%M%SZ).log
+
+## bench-forecast-cost: what forecasting costs at EBBFLOW_FORECAST_COST_N (default 1000) Autoscalers on the local cluster, each on its own External metric with a week of backfilled daily history: autoscaler, adapter and Prometheus CPU, the autoscaler's memory and the Prometheus reads, the metric alone against a daily forecast with its hourly self-check (warm-up and steady); report in _output/bench/ (see docs/benchmarks.md)
+bench-forecast-cost:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 90m -v -run '^TestBenchForecastCost$$' ./test/benchcluster/ 2>&1 | tee _output/bench/forecast-cost-$$(date -u +%Y%m%dT%H%M%SZ).log
 
 ## bench-sync-periods: what per-autoscaler sync periods cost on the local cluster: EBBFLOW_PERIODS_N Autoscalers (default 300) split across EBBFLOW_PERIODS (default 5s,15s,60s), each on its own External metric through ebbflow-adapter; metric reads/s, kube-apiserver requests/s and CPU against Σ 1/period; report in _output/bench/ (see docs/benchmarks.md)
 bench-sync-periods:
