@@ -6,6 +6,8 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
 // Extensions is the extensions an autoscaler sets. The zero Extensions sets
@@ -15,8 +17,8 @@ type Extensions struct {
 	Paused bool
 	// DryRun: record what would be done, never write the scale.
 	DryRun bool
-	// ScaleToZero and Fallback configure the proposal extensions (see
-	// applyProposalExtensions); nil: off.
+	// ScaleToZero and Fallback configure the stages Activation and Fallback
+	// (fallback_activation.go); nil: off.
 	ScaleToZero *ScaleToZero
 	Fallback    *Fallback
 }
@@ -75,93 +77,49 @@ const (
 	HoldDryRun = "dry-run"
 )
 
-// holdInput is what the extensions read.
-type holdInput struct {
-	Spec Extensions
-	// CurrentReplicas is the scale's spec.replicas.
-	CurrentReplicas int32
-	// Desired and Rescale are the decision's: the count decided and whether
-	// it differs from CurrentReplicas.
-	Desired int32
-	Rescale bool
-	// Failed is true when no decision was possible; the extensions then
-	// only report their conditions.
-	Failed bool
-}
-
-// extensionStep is one change an extension made, for the decision record.
-type extensionStep struct {
-	Stage    string
-	From, To int32
-	Message  string
-}
-
-// held is the adjusted decision.
-type held struct {
-	// Desired is the count for status.desiredReplicas and the record.
-	Desired int32
-	// Rescale is true when Desired differs from the current count.
-	Rescale bool
-	// Write is true when the scale must be written (Rescale and not held).
-	Write bool
-	// Hold says why a rescale is not written ("" when it is, or when there
-	// is none): HoldPaused or HoldDryRun.
-	Hold string
-	// Steps are the extensions' changes, in order.
-	Steps []extensionStep
-	// Conditions are the extensions' conditions, each True when the
-	// extension is on and False when it is off; the controller sets a False
-	// one only when the status already holds that condition.
-	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
-	// Events are to be recorded on the autoscaler.
-	Events []Event
-}
-
-// applyHolds runs the extensions in order (see the package doc). It is pure.
-func applyHolds(in holdInput) held {
-	r := unheld(in)
-	paused(in, &r)
-	dryRun(in, &r)
-	return r
-}
-
-// paused holds every write; the decision is still reported.
-func paused(in holdInput, r *held) {
-	if !in.Spec.Paused {
-		r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
-		return
+// paused is the stage Paused: it holds back every write; the decision is
+// still reported, and the condition says what would be written.
+func (r *Result) paused(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if !r.in.Spec.Extensions.Paused {
+		r.report(cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
+		return p, nil
 	}
+	cur := r.bounds.CurrentReplicas
 	msg := "scale writes are paused"
-	if r.holdBack(HoldPaused, StagePaused, in.CurrentReplicas, "paused: the scale is not written") {
-		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", in.CurrentReplicas, r.Desired)
+	p, steps := holdBack(p, HoldPaused, StagePaused, cur, "paused: the scale is not written")
+	if steps != nil {
+		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", cur, p.Replicas)
 	}
-	r.Conditions = append(r.Conditions, cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
+	r.report(cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
+	return p, steps
 }
 
-// dryRun holds every write and announces what a live run would write.
-func dryRun(in holdInput, r *held) {
-	if !in.Spec.DryRun {
-		r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
-		return
+// dryRun is the stage DryRun: it holds back every write and announces what
+// a live run would write.
+func (r *Result) dryRun(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if !r.in.Spec.Extensions.DryRun {
+		r.report(cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
+		return p, nil
 	}
+	cur := r.bounds.CurrentReplicas
 	msg := "dry run: decisions are recorded, never applied"
-	if r.holdBack(HoldDryRun, StageDryRun, in.CurrentReplicas, "dry run: the scale is not written") {
-		msg = fmt.Sprintf("dry run: would scale from %d to %d", in.CurrentReplicas, r.Desired)
+	p, steps := holdBack(p, HoldDryRun, StageDryRun, cur, "dry run: the scale is not written")
+	if steps != nil {
+		msg = fmt.Sprintf("dry run: would scale from %d to %d", cur, p.Replicas)
 		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
-			Message: fmt.Sprintf("would scale from %d to %d", in.CurrentReplicas, r.Desired)})
+			Message: fmt.Sprintf("would scale from %d to %d", cur, p.Replicas)})
 	}
-	r.Conditions = append(r.Conditions, cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+	r.report(cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+	return p, steps
 }
 
-// holdBack holds back the pending write, if any, for the reason hold and
-// records the step of stage, from the decided count back to current. It
-// reports whether there was a write to hold back (an earlier extension may
-// have held it already).
-func (r *held) holdBack(hold, stage string, current int32, message string) bool {
-	if !r.Write {
-		return false
+// holdBack holds back p's pending write, if any, for the reason hold, with
+// the step of stage from the decided count back to current; without a write
+// to hold back (none decided, or an earlier stage held it) no step.
+func holdBack(p proposal, hold, stage string, current int32, message string) (proposal, []v1alpha1.DecisionStep) {
+	if !p.Write {
+		return p, nil
 	}
-	r.Write, r.Hold = false, hold
-	r.Steps = append(r.Steps, extensionStep{Stage: stage, From: r.Desired, To: current, Message: message})
-	return true
+	p.Write, p.Held = false, hold
+	return p, []v1alpha1.DecisionStep{step(stage, p.Replicas, current, message)}
 }

@@ -77,8 +77,8 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 }
 
 // step runs evaluation i: observe the simulated pods, the recorded values
-// and node counts, evaluate (evaluation.Evaluate, as the controller), write
-// the new count to the fleet.
+// and node counts, evaluate (evaluation.Evaluate, as the controller, its
+// write scaling the fleet).
 func (r *replay) step(i int) Step {
 	now := r.cfg.Start.Add(time.Duration(i) * r.cfg.Step)
 	n := len(r.spec.HPA.Metrics)
@@ -112,15 +112,16 @@ func (r *replay) step(i int) Step {
 		r.underProvisioned(&out)
 		return out
 	}
-	res := evaluation.Evaluate(in)
+	res := evaluation.Evaluate(in, func(desired int32, _ string) (time.Time, error) {
+		r.fleet.scale(desired, now)
+		return now, nil
+	})
 	r.due = now.Add(r.spec.NextEvaluation(&res.Floor, now, r.cfg.Step))
 	out.Failed = res.Decision.Failed
 	if res.Decision.Failed && res.Decision.Err != nil {
 		out.Reason = res.Decision.Err.Error()
 	}
-	if res.Write {
-		r.fleet.scale(res.Desired, now)
-		res.Written(nil, now)
+	if res.Scaled {
 		out.Replicas, out.Rescaled, out.Reason = res.Desired, true, res.Decision.RescaleReason
 	}
 	r.status = res.Status
