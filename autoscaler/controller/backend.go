@@ -122,10 +122,11 @@ type Backend interface {
 }
 
 // HPABackend serves autoscaling/v2 HorizontalPodAutoscalers (drop-in mode).
-// The extensions pause and dry-run are set by annotations
-// (v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation); the decision
-// record and the scale events are kept in annotations too
-// (v1alpha1.LastDecisionAnnotation, v1alpha1.ScaleEventsAnnotation).
+// The extensions pause and dry-run and the sync period are set by
+// annotations (v1alpha1.PausedAnnotation, DryRunAnnotation,
+// SyncPeriodAnnotation; read by evaluation.FromHPA, as `ebbflow simulate`
+// reads them); the decision record and the scale events are kept in
+// annotations too (v1alpha1.LastDecisionAnnotation, ScaleEventsAnnotation).
 type HPABackend struct {
 	informer cache.SharedIndexInformer
 	lister   autoscalinglisters.HorizontalPodAutoscalerLister

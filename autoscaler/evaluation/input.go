@@ -62,7 +62,7 @@ type Input struct {
 	// ages count up to it.
 	Now, ReadAt time.Time
 	// History is what the autoscaler carries from one evaluation to the
-	// next; Evaluate and Written update it (required).
+	// next; Evaluate updates it (required).
 	History *History
 	// Scratch, when set, lends its buffers to the result (see Scratch).
 	Scratch *Scratch
