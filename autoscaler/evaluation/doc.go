@@ -42,7 +42,7 @@
 //     before it, so what they propose is paced like any proposal: a
 //     schedule's rise follows the scale-up behavior, its release the
 //     scale-down one.
-//  7. Paused and DryRun (extensions.go): they act on the decided count and
+//  7. Paused and DryRun (holds.go): they act on the decided count and
 //     only hold back the write.
 //  8. Write (evaluation.go): the decided count written through the
 //     WriteScale the caller passes (the controller's /scale write, the

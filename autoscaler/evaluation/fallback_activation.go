@@ -20,6 +20,38 @@ const (
 // ConditionFallback reports whether the fallback is active.
 const ConditionFallback autoscalingv2.HorizontalPodAutoscalerConditionType = "Fallback"
 
+// Defaults of the extensions' durations.
+const (
+	DefaultScaleToZeroAfter = 5 * time.Minute
+	DefaultFallbackAfter    = time.Minute
+)
+
+// FallbackPolicy is what the fallback does (see v1alpha1.FallbackPolicy).
+type FallbackPolicy string
+
+// Fallback policies.
+const (
+	FallbackHold     FallbackPolicy = "Hold"
+	FallbackReplicas FallbackPolicy = "Replicas"
+	FallbackAtLeast  FallbackPolicy = "AtLeast"
+)
+
+// Fallback configures the fallback; nil in Spec means none.
+type Fallback struct {
+	Policy   FallbackPolicy
+	Replicas int32
+	// After is how long a metric must be failed or stale (0: default).
+	After time.Duration
+	// MaxAge is the oldest a sample may be (0: not checked).
+	MaxAge time.Duration
+}
+
+// ScaleToZero configures scaling to zero; nil in Spec means none.
+type ScaleToZero struct {
+	// After is how long every metric must be idle (0: default).
+	After time.Duration
+}
+
 // ExtensionState is what the proposal extensions remember between evaluations of one
 // object. The zero ExtensionState is a fresh start.
 type ExtensionState struct {
@@ -145,7 +177,7 @@ func (in *proposalInput) fallback(p proposal, res *proposalResult) proposal {
 	res.State.FallbackActive = len(due) > 0
 	res.FallbackActive = res.State.FallbackActive
 	if len(due) == 0 {
-		res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
+		res.Conditions = append(res.Conditions, condition(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
 		if was {
 			res.Events = append(res.Events, Event{Type: corev1.EventTypeNormal, Reason: "FallbackCleared",
 				Message: "every metric is available and fresh again; the normal algorithm applies"})
@@ -153,7 +185,7 @@ func (in *proposalInput) fallback(p proposal, res *proposalResult) proposal {
 		return p
 	}
 	msg := fmt.Sprintf("fallback %s: %s", policyText(f), strings.Join(due, "; "))
-	res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
+	res.Conditions = append(res.Conditions, condition(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
 	if !was {
 		res.Events = append(res.Events, Event{Type: corev1.EventTypeWarning, Reason: "FallbackActivated", Message: msg})
 	}

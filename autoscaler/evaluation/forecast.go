@@ -380,10 +380,10 @@ func floorByForecast(fs []forecastOutcome, p proposal) (proposal, []v1alpha1.Dec
 func forecastCondition(fs []forecastOutcome) autoscalingv2.HorizontalPodAutoscalerCondition {
 	for _, f := range fs {
 		if !f.Applied {
-			return cond(ConditionForecasting, corev1.ConditionFalse, f.Reason, f.Message)
+			return condition(ConditionForecasting, corev1.ConditionFalse, f.Reason, f.Message)
 		}
 	}
-	return cond(ConditionForecasting, corev1.ConditionTrue, ReasonForecastApplied, fs[0].Message)
+	return condition(ConditionForecasting, corev1.ConditionTrue, ReasonForecastApplied, fs[0].Message)
 }
 
 // ForecastFigure is one metric's usable forecast in an evaluation (for the

@@ -111,6 +111,19 @@ type Spec struct {
 	SyncPeriod time.Duration
 }
 
+// Extensions is the extensions an autoscaler sets. The zero Extensions sets
+// none.
+type Extensions struct {
+	// Paused: never write the scale.
+	Paused bool
+	// DryRun: record what would be done, never write the scale.
+	DryRun bool
+	// ScaleToZero and Fallback configure the stages Activation and Fallback
+	// (fallback_activation.go); nil: off.
+	ScaleToZero *ScaleToZero
+	Fallback    *Fallback
+}
+
 // FromAutoscaler returns the evaluation's view of an Autoscaler's spec. The
 // result shares nothing mutable with spec.
 func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {

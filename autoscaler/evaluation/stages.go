@@ -25,8 +25,8 @@ var stages = [...]stage{
 	{StageSchedule, (*Result).wantsSchedule, (*Result).schedule, []string{StageSchedule}},                  // schedule.go
 	{StageBehavior, nil, (*Result).normalize, behaviorSteps},                                               // decide.go
 	{StageScaleFromZero, nil, (*Result).fromZero, []string{StageScaleFromZero}},                            // decide.go
-	{StagePaused, (*Result).wantsPaused, (*Result).paused, []string{StagePaused}},                          // extensions.go
-	{StageDryRun, (*Result).wantsDryRun, (*Result).dryRun, []string{StageDryRun}},                          // extensions.go
+	{StagePaused, (*Result).wantsPaused, (*Result).paused, []string{StagePaused}},                          // holds.go
+	{StageDryRun, (*Result).wantsDryRun, (*Result).dryRun, []string{StageDryRun}},                          // holds.go
 	{StageWrite, nil, (*Result).writeScale, nil},                                                           // evaluation.go
 }
 

@@ -2,7 +2,6 @@ package evaluation
 
 import (
 	"fmt"
-	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -10,62 +9,13 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
-// Extensions is the extensions an autoscaler sets. The zero Extensions sets
-// none.
-type Extensions struct {
-	// Paused: never write the scale.
-	Paused bool
-	// DryRun: record what would be done, never write the scale.
-	DryRun bool
-	// ScaleToZero and Fallback configure the stages Activation and Fallback
-	// (fallback_activation.go); nil: off.
-	ScaleToZero *ScaleToZero
-	Fallback    *Fallback
-}
-
-// Defaults of the extensions' durations.
-const (
-	DefaultScaleToZeroAfter = 5 * time.Minute
-	DefaultFallbackAfter    = time.Minute
-)
-
-// FallbackPolicy is what the fallback does (see v1alpha1.FallbackPolicy).
-type FallbackPolicy string
-
-// Fallback policies.
-const (
-	FallbackHold     FallbackPolicy = "Hold"
-	FallbackReplicas FallbackPolicy = "Replicas"
-	FallbackAtLeast  FallbackPolicy = "AtLeast"
-)
-
-// Fallback configures the fallback; nil in Spec means none.
-type Fallback struct {
-	Policy   FallbackPolicy
-	Replicas int32
-	// After is how long a metric must be failed or stale (0: default).
-	After time.Duration
-	// MaxAge is the oldest a sample may be (0: not checked).
-	MaxAge time.Duration
-}
-
-// ScaleToZero configures scaling to zero; nil in Spec means none.
-type ScaleToZero struct {
-	// After is how long every metric must be idle (0: default).
-	After time.Duration
-}
-
-func cond(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, msg string) autoscalingv2.HorizontalPodAutoscalerCondition {
-	return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
-}
-
-// Condition types the extensions report.
+// Condition types of the stages Paused and DryRun.
 const (
 	ConditionPaused autoscalingv2.HorizontalPodAutoscalerConditionType = "Paused"
 	ConditionDryRun autoscalingv2.HorizontalPodAutoscalerConditionType = "DryRun"
 )
 
-// Stages name the extensions in decision records.
+// Stages of the holds in decision records.
 const (
 	StagePaused = "Paused"
 	StageDryRun = "DryRun"
@@ -81,7 +31,7 @@ const (
 // still reported, and the condition says what would be written.
 func (r *Result) paused(p proposal) (proposal, []v1alpha1.DecisionStep) {
 	if !r.in.Spec.Extensions.Paused {
-		r.report(cond(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
+		r.report(condition(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
 		return p, nil
 	}
 	cur := r.bounds.CurrentReplicas
@@ -90,7 +40,7 @@ func (r *Result) paused(p proposal) (proposal, []v1alpha1.DecisionStep) {
 	if steps != nil {
 		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", cur, p.Replicas)
 	}
-	r.report(cond(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
+	r.report(condition(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
 	return p, steps
 }
 
@@ -98,7 +48,7 @@ func (r *Result) paused(p proposal) (proposal, []v1alpha1.DecisionStep) {
 // a live run would write.
 func (r *Result) dryRun(p proposal) (proposal, []v1alpha1.DecisionStep) {
 	if !r.in.Spec.Extensions.DryRun {
-		r.report(cond(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
+		r.report(condition(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
 		return p, nil
 	}
 	cur := r.bounds.CurrentReplicas
@@ -109,7 +59,7 @@ func (r *Result) dryRun(p proposal) (proposal, []v1alpha1.DecisionStep) {
 		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
 			Message: fmt.Sprintf("would scale from %d to %d", cur, p.Replicas)})
 	}
-	r.report(cond(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
+	r.report(condition(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
 	return p, steps
 }
 
