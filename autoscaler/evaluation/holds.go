@@ -30,46 +30,64 @@ const (
 // paused is the stage Paused: it holds back every write; the decision is
 // still reported, and the condition says what would be written.
 func (r *Result) paused(p proposal) (proposal, []v1alpha1.DecisionStep) {
-	if !r.in.Spec.Extensions.Paused {
-		r.report(condition(ConditionPaused, corev1.ConditionFalse, "NotPaused", "scale writes are not paused"))
-		return p, nil
-	}
-	cur := r.bounds.CurrentReplicas
-	msg := "scale writes are paused"
-	p, steps := holdBack(p, HoldPaused, StagePaused, cur, "paused: the scale is not written")
-	if steps != nil {
-		msg = fmt.Sprintf("scale writes are paused; would scale from %d to %d", cur, p.Replicas)
-	}
-	r.report(condition(ConditionPaused, corev1.ConditionTrue, "Paused", msg))
-	return p, steps
+	return r.hold(p, r.in.Spec.Extensions.Paused, pausedHold)
 }
 
 // dryRun is the stage DryRun: it holds back every write and announces what
 // a live run would write.
 func (r *Result) dryRun(p proposal) (proposal, []v1alpha1.DecisionStep) {
-	if !r.in.Spec.Extensions.DryRun {
-		r.report(condition(ConditionDryRun, corev1.ConditionFalse, "DryRunOff", "decisions are applied"))
-		return p, nil
-	}
-	cur := r.bounds.CurrentReplicas
-	msg := "dry run: decisions are recorded, never applied"
-	p, steps := holdBack(p, HoldDryRun, StageDryRun, cur, "dry run: the scale is not written")
-	if steps != nil {
-		msg = fmt.Sprintf("dry run: would scale from %d to %d", cur, p.Replicas)
-		r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: "DryRunRescale",
-			Message: fmt.Sprintf("would scale from %d to %d", cur, p.Replicas)})
-	}
-	r.report(condition(ConditionDryRun, corev1.ConditionTrue, "DryRun", msg))
-	return p, steps
+	return r.hold(p, r.in.Spec.Extensions.DryRun, dryRunHold)
 }
 
-// holdBack holds back p's pending write, if any, for the reason hold, with
-// the step of stage from the decided count back to current; without a write
-// to hold back (none decided, or an earlier stage held it) no step.
-func holdBack(p proposal, hold, stage string, current int32, message string) (proposal, []v1alpha1.DecisionStep) {
-	if !p.Write {
+// holdKind is what differs between the holds: names and wording.
+type holdKind struct {
+	// stage names the step and the True condition's reason; condition its
+	// type; reason the Result's held.
+	stage     string
+	condition autoscalingv2.HorizontalPodAutoscalerConditionType
+	reason    string
+	// off is the False condition's reason and message; on the True one's
+	// message, would its format with a held write (from, to); step the
+	// step's message.
+	off       [2]string
+	on, would string
+	step      string
+	// announce records an event of a held write ("would scale from %d to
+	// %d").
+	announce string
+}
+
+var (
+	pausedHold = holdKind{stage: StagePaused, condition: ConditionPaused, reason: HoldPaused,
+		off: [2]string{"NotPaused", "scale writes are not paused"},
+		on:  "scale writes are paused", would: "scale writes are paused; would scale from %d to %d",
+		step: "paused: the scale is not written"}
+	dryRunHold = holdKind{stage: StageDryRun, condition: ConditionDryRun, reason: HoldDryRun,
+		off: [2]string{"DryRunOff", "decisions are applied"},
+		on:  "dry run: decisions are recorded, never applied", would: "dry run: would scale from %d to %d",
+		step: "dry run: the scale is not written", announce: "DryRunRescale"}
+)
+
+// hold is the stage of a hold of kind k, on when set: it holds back p's
+// pending write, if any, with the step from the decided count back to the
+// current one (none without a write to hold back: none decided, or an
+// earlier hold held it), and reports its condition.
+func (r *Result) hold(p proposal, set bool, k holdKind) (proposal, []v1alpha1.DecisionStep) {
+	if !set {
+		r.report(condition(k.condition, corev1.ConditionFalse, k.off[0], k.off[1]))
 		return p, nil
 	}
-	p.Write, p.Held = false, hold
-	return p, []v1alpha1.DecisionStep{step(stage, p.Replicas, current, message)}
+	cur, msg := r.bounds.CurrentReplicas, k.on
+	var steps []v1alpha1.DecisionStep
+	if p.Write {
+		p.Write, p.Held = false, k.reason
+		steps = append(steps, step(k.stage, p.Replicas, cur, k.step))
+		msg = fmt.Sprintf(k.would, cur, p.Replicas)
+		if k.announce != "" {
+			r.Events = append(r.Events, Event{Type: corev1.EventTypeNormal, Reason: k.announce,
+				Message: fmt.Sprintf("would scale from %d to %d", cur, p.Replicas)})
+		}
+	}
+	r.report(condition(k.condition, corev1.ConditionTrue, k.stage, msg))
+	return p, steps
 }
