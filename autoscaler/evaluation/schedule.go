@@ -275,11 +275,14 @@ func withFloor(p proposal, f Floor, current int32) (proposal, []v1alpha1.Decisio
 	if f.Replicas <= base {
 		return p, []v1alpha1.DecisionStep{step(StageSchedule, p.Replicas, p.Replicas, f.message()+": not above what the metrics decide")}
 	}
-	msg := f.message()
+	// The rescale reason keeps what the floor raised (an extension's
+	// reason); the step says what the floor did.
+	reason := f.message()
 	if p.Override != nil {
-		msg = p.Override.Message + "; " + msg
+		reason = p.Override.Message + "; " + reason
 	}
-	return p.override(&Override{Stage: StageSchedule, Replicas: f.Replicas, Message: msg})
+	next, _ := p.override(&Override{Stage: StageSchedule, Replicas: f.Replicas, Message: reason})
+	return next, []v1alpha1.DecisionStep{step(StageSchedule, p.Replicas, f.Replicas, f.message())}
 }
 
 // scheduleCondition reports the schedules in the Schedule condition and
