@@ -54,8 +54,8 @@ type Result struct {
 	ScaleEventsChanged bool
 	// Events are to be recorded on the autoscaler, in order.
 	Events []Event
-	// Outline is the decision record without its metrics and messages
-	// (Signature reads it); Record builds the whole one.
+	// Outline is the decision record without its metrics, sharing the
+	// result's steps (Signature reads it); Record builds the whole one.
 	Outline v1alpha1.DecisionRecord
 	// Err is the evaluation's failure (scale read, metrics, scale write), if
 	// any. Decision.Err may still report failed metrics of a decision that

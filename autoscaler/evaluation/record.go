@@ -3,6 +3,7 @@ package evaluation
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,9 +35,9 @@ const (
 // cut to MaxRecordedMessage bytes.
 func (r *Result) Record() v1alpha1.DecisionRecord { return r.build(true) }
 
-// outline returns the record without its metrics and step messages: what
-// Signature reads, at a fraction of Record's cost (the controller builds
-// the whole record only when it is to be written).
+// outline returns the record without its metrics: what Signature reads, at
+// a fraction of Record's cost (the controller builds the whole record only
+// when it is to be written). Its steps are the result's own.
 func (r *Result) outline() v1alpha1.DecisionRecord { return r.build(false) }
 
 // build returns the record of the evaluation; its steps are those the
@@ -66,15 +67,10 @@ func (r *Result) build(whole bool) v1alpha1.DecisionRecord {
 			rec.WinningMetric = metricName(*w)
 		}
 	}
-	steps := r.steps[:min(len(r.steps), v1alpha1.MaxRecordedSteps)]
-	if len(steps) > 0 {
-		rec.Steps = make([]v1alpha1.DecisionStep, len(steps))
-		for i, s := range steps {
-			if !whole {
-				s.Message = ""
-			}
-			rec.Steps[i] = s
-		}
+	if steps := r.steps[:min(len(r.steps), v1alpha1.MaxRecordedSteps)]; whole && len(steps) > 0 {
+		rec.Steps = slices.Clone(steps)
+	} else if len(steps) > 0 {
+		rec.Steps = steps
 	}
 	err := r.Err
 	if err == nil {

@@ -40,6 +40,10 @@ type replay struct {
 	ratios       []float64
 	// due is when the autoscaler is next evaluated (see Spec.NextEvaluation).
 	due time.Time
+	// write is the evaluations' write (evaluation.WriteScale): it scales the
+	// fleet at now, the time of the step.
+	write evaluation.WriteScale
+	now   time.Time
 }
 
 func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
@@ -73,6 +77,10 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 	}
 	r.units = unitLoads(&spec, r.kinds, r.perPod)
 	r.histories = forecastHistories(cfg, spec, series)
+	r.write = func(desired int32, _ string) (time.Time, error) {
+		r.fleet.scale(desired, r.now)
+		return r.now, nil
+	}
 	return r
 }
 
@@ -112,10 +120,8 @@ func (r *replay) step(i int) Step {
 		r.underProvisioned(&out)
 		return out
 	}
-	res := evaluation.Evaluate(in, func(desired int32, _ string) (time.Time, error) {
-		r.fleet.scale(desired, now)
-		return now, nil
-	})
+	r.now = now
+	res := evaluation.Evaluate(in, r.write)
 	r.due = now.Add(r.spec.NextEvaluation(&res.Floor, now, r.cfg.Step))
 	out.Failed = res.Decision.Failed
 	if res.Decision.Failed && res.Decision.Err != nil {
