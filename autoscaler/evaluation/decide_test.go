@@ -248,7 +248,7 @@ func decide(in decideInput) Decision {
 			continue
 		}
 		run := s.run
-		if s.name == StageMetrics {
+		if s.name == stageMetrics {
 			run = (*Result).combine // the proposals are given
 		}
 		p, _ = run(r, p)

@@ -124,9 +124,11 @@ func boundsOf(in *Input) Bounds {
 // stages (stages.go) in their declared order — the bounds, every metric's
 // proposal and their maximum, the extensions that change the proposal, the
 // behavior, the holds on the write, the write through write — then sets
-// the status and the decision record. It updates in.History. Evaluate does
-// no I/O of its own: write is the only call out, and a nil write decides
-// without writing (Write reports the decision; Scaled stays false).
+// the status and the decision record; a scale that could not be read
+// (Input.ScaleErr) is reported and no stage runs. It updates in.History.
+// Evaluate does no I/O of its own: write is the only call out, and a nil
+// write decides without writing (Write reports the decision; Scaled stays
+// false).
 func Evaluate(in Input, write WriteScale) Result {
 	if in.ReadAt.IsZero() {
 		in.ReadAt = in.Now
@@ -163,7 +165,7 @@ func Evaluate(in Input, write WriteScale) Result {
 	return r
 }
 
-// write is the stage Write: the decided count written through
+// writeScale is the stage Write: the decided count written through
 // Evaluate's write, then what upstream sets after it — the conditions and
 // event of the write, the scale event the behavior policies count.
 func (r *Result) writeScale(p proposal) (proposal, []v1alpha1.DecisionStep) {

@@ -18,16 +18,16 @@ import (
 // act on the decided count and only hold back the write.
 var stages = [...]stage{
 	{StageBounds, nil, (*Result).gate, []string{StageScalingDisabled, StageMinReplicas, StageMaxReplicas}}, // decide.go
-	{StageMetrics, nil, (*Result).metrics, []string{StageTolerance}},                                       // decide.go, propose.go, proportional.go
+	{stageMetrics, nil, (*Result).metrics, []string{StageTolerance}},                                       // decide.go, propose.go, proportional.go
 	{StageFallback, (*Result).wantsFallback, (*Result).fallback, []string{StageFallback}},                  // fallback_activation.go
 	{StageActivation, (*Result).wantsActivation, (*Result).activation, []string{StageActivation}},          // fallback_activation.go
 	{StageForecast, (*Result).wantsForecast, (*Result).forecast, []string{StageForecast}},                  // forecast.go
 	{StageSchedule, (*Result).wantsSchedule, (*Result).schedule, []string{StageSchedule}},                  // schedule.go
-	{StageBehavior, nil, (*Result).normalize, behaviorSteps},                                               // decide.go
+	{stageBehavior, nil, (*Result).normalize, behaviorSteps},                                               // decide.go
 	{StageScaleFromZero, nil, (*Result).fromZero, []string{StageScaleFromZero}},                            // decide.go
 	{StagePaused, (*Result).wantsPaused, (*Result).paused, []string{StagePaused}},                          // holds.go
 	{StageDryRun, (*Result).wantsDryRun, (*Result).dryRun, []string{StageDryRun}},                          // holds.go
-	{StageWrite, nil, (*Result).writeScale, nil},                                                           // evaluation.go
+	{stageWrite, nil, (*Result).writeScale, nil},                                                           // evaluation.go
 }
 
 // stage is one stage of an evaluation.
@@ -44,11 +44,11 @@ type stage struct {
 	records []string
 }
 
-// Names of the stages that are not also the stage of their steps.
+// Names of the stages that are not also the stage of a step.
 const (
-	StageMetrics  = "Metrics"
-	StageBehavior = "Behavior"
-	StageWrite    = "Write"
+	stageMetrics  = "Metrics"
+	stageBehavior = "Behavior"
+	stageWrite    = "Write"
 )
 
 // proposal is the running proposal the stages hand on.
