@@ -31,6 +31,11 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	for _, s := range specs {
+		for _, w := range s.warnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", s.name, w)
+		}
+	}
 	o.step = stepFor(specs, o.step, cmd.Flags().Changed("step"), cmd.ErrOrStderr())
 	shown, err := o.timeRange()
 	if err != nil {

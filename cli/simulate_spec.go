@@ -29,6 +29,9 @@ type namedSpec struct {
 	// source is "FILE#DOCUMENT".
 	source string
 	spec   evaluation.Spec
+	// warnings are the spec's problems that do not stop its replay (an
+	// invalid annotation of an HPA), as the controller reports them.
+	warnings []string
 }
 
 // loadSpecs reads every Autoscaler and HorizontalPodAutoscaler of the files
@@ -139,7 +142,10 @@ func parseSpec(raw []byte) (s namedSpec, ok bool, err error) {
 		if err := yaml.UnmarshalStrict(raw, &h); err != nil {
 			return namedSpec{}, false, err
 		}
-		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: evaluation.Spec{HPA: h.Spec}}, true, nil
+		// The annotations the controller reads in drop-in mode (pause,
+		// dry-run, sync period) are read alike.
+		spec, warnings := evaluation.FromHPA(&h)
+		return namedSpec{name: "HorizontalPodAutoscaler/" + h.Name, namespace: h.Namespace, spec: spec, warnings: warnings}, true, nil
 	case head.Kind != "Autoscaler" && head.Kind != "HorizontalPodAutoscaler":
 		return namedSpec{}, false, nil
 	}

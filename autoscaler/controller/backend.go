@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
-	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,10 +122,11 @@ type Backend interface {
 }
 
 // HPABackend serves autoscaling/v2 HorizontalPodAutoscalers (drop-in mode).
-// The extensions pause and dry-run are set by annotations
-// (v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation); the decision
-// record and the scale events are kept in annotations too
-// (v1alpha1.LastDecisionAnnotation, v1alpha1.ScaleEventsAnnotation).
+// The extensions pause and dry-run and the sync period are set by
+// annotations (v1alpha1.PausedAnnotation, DryRunAnnotation,
+// SyncPeriodAnnotation; read by evaluation.FromHPA, as `ebbflow simulate`
+// reads them); the decision record and the scale events are kept in
+// annotations too (v1alpha1.LastDecisionAnnotation, ScaleEventsAnnotation).
 type HPABackend struct {
 	informer cache.SharedIndexInformer
 	lister   autoscalinglisters.HorizontalPodAutoscalerLister
@@ -171,17 +170,12 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 		Name:             hpa.Name,
 		Generation:       hpa.Generation,
 		ResourceVersion:  hpa.ResourceVersion,
-		Spec:             evaluation.Spec{HPA: hpa.Spec},
 		Status:           *hpa.Status.DeepCopy(),
 		ScaleEvents:      hpa.Annotations[v1alpha1.ScaleEventsAnnotation],
 		ScaleEventsField: "annotation " + v1alpha1.ScaleEventsAnnotation,
 		Source:           hpa,
 	}
-	obj.Spec.Extensions, obj.Warnings = extensionsFromAnnotations(hpa.Annotations)
-	var warning string
-	if obj.Spec.SyncPeriod, warning = syncPeriodFromAnnotation(hpa.Annotations); warning != "" {
-		obj.Warnings = append(obj.Warnings, warning)
-	}
+	obj.Spec, obj.Warnings = evaluation.FromHPA(hpa)
 	obj.LastDecisionSignature, obj.LastDecisionBy = b.signature(namespace+"/"+name, hpa.Annotations[v1alpha1.LastDecisionAnnotation])
 	return obj, nil
 }
@@ -203,42 +197,6 @@ func (b *HPABackend) signature(key, raw string) (sig, by string) {
 	}
 	b.signatures[key] = signature{raw: raw, sig: sig, by: by}
 	return sig, by
-}
-
-// extensionsFromAnnotations reads pause and dry-run from an HPA's
-// annotations: "true" or "false"; any other value is a warning and false.
-func extensionsFromAnnotations(ann map[string]string) (evaluation.Extensions, []string) {
-	var warnings []string
-	flag := func(key string) bool {
-		v, ok := ann[key]
-		switch {
-		case !ok || v == "false":
-			return false
-		case v == "true":
-			return true
-		}
-		warnings = append(warnings, fmt.Sprintf("annotation %s has the invalid value %q (want \"true\" or \"false\"); treated as \"false\"", key, v))
-		return false
-	}
-	// Evaluated before warnings is read: the order of a return list's
-	// operands relative to the calls in it is unspecified.
-	spec := evaluation.Extensions{Paused: flag(v1alpha1.PausedAnnotation), DryRun: flag(v1alpha1.DryRunAnnotation)}
-	return spec, warnings
-}
-
-// syncPeriodFromAnnotation reads an HPA's own sync period (0: the
-// controller's), or a warning when the value is not whole seconds in range.
-func syncPeriodFromAnnotation(ann map[string]string) (time.Duration, string) {
-	v, ok := ann[v1alpha1.SyncPeriodAnnotation]
-	if !ok {
-		return 0, ""
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < v1alpha1.MinSyncPeriodSeconds || n > v1alpha1.MaxSyncPeriodSeconds {
-		return 0, fmt.Sprintf("annotation %s has the invalid value %q (want whole seconds from %d to %d); the controller's sync period applies",
-			v1alpha1.SyncPeriodAnnotation, v, v1alpha1.MinSyncPeriodSeconds, v1alpha1.MaxSyncPeriodSeconds)
-	}
-	return time.Duration(n) * time.Second, ""
 }
 
 // controlAnnotations are the annotations whose change is evaluated at once.

@@ -2,10 +2,10 @@
 // v1.37's HorizontalPodAutoscaler controller does, and does only I/O: for
 // each object it observes (observe.go: the target's /scale, the pods its
 // selector matches, every metric's values through package metrics, the
-// cluster's size), calls evaluation.Evaluate, which decides everything, acts
-// (sync.go: writes /scale when the result says so) and persists (sync.go:
-// records the events, and the object's Backend stores status, decision
-// record and scale events).
+// cluster's size), calls evaluation.Evaluate, which decides everything and
+// acts through the write the controller hands it (sync.go: act writes
+// /scale) as its last stage, and persists (sync.go: records the events, and
+// the object's Backend stores status, decision record and scale events).
 //
 // The objects come from Backends (backend.go): HPABackend for autoscaling/v2
 // HorizontalPodAutoscalers (drop-in mode) and AutoscalerBackend

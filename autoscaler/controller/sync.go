@@ -70,13 +70,14 @@ func (c *Controller) forget(key string) {
 
 // evaluate is one evaluation, read top to bottom:
 //
-//	observe → evaluation.Evaluate → act → persist
+//	observe → evaluation.Evaluate (its last stage acts) → persist
 //
 // observe reads the scale, the pods and the metrics; evaluation.Evaluate
-// decides everything (pure: proposals, upstream's decision, the extensions,
-// conditions, events, status and decision record); act writes /scale when
-// the result says so and tells the result how that went; persist records
-// the events and writes the status, record and scale events once.
+// decides everything, in the stages it declares (pure: proposals,
+// upstream's decision, the extensions, conditions, events, status and
+// decision record), and writes /scale through act when it decided to;
+// persist records the events and writes the status, record and scale
+// events once.
 func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *Object) error {
 	hist, fresh := c.state.get(key)
 	in := evaluation.Input{
@@ -93,14 +94,11 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	// observe sets in.ReadAt, when it completed: the decision's time (no
 	// sample it read is newer than the decision).
 	scale := c.observe(ctx, key, obj, &in)
-	res := evaluation.Evaluate(in)
+	res := evaluation.Evaluate(in, c.act(ctx, obj, scale))
 	if len(obj.Spec.Schedules) > 0 {
 		c.periods.set(key, obj.Spec.NextEvaluation(&res.Floor, in.Now, c.cfg.SyncPeriod))
 	} else {
 		c.periods.set(key, obj.Spec.Period(c.cfg.SyncPeriod))
-	}
-	if res.Write {
-		res.Written(c.act(ctx, obj, scale, &res), c.deps.Clock.Now())
 	}
 	return c.persist(ctx, key, b, obj, &res)
 }
@@ -136,30 +134,33 @@ func restoreScaleEvents(in *evaluation.Input, where string) {
 	in.History.Events = events
 }
 
-// act writes the result's replica count to the target's /scale, retrying on
-// conflicts with a fresh read. It is the only place that writes the target.
-func (c *Controller) act(ctx context.Context, obj *Object, ts *targetScale, res *evaluation.Result) error {
-	scales := c.deps.Scales.Scales(obj.Namespace)
-	s := ts.scale.DeepCopy()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s.Spec.Replicas = res.Desired
-		_, err := scales.Update(ctx, ts.resource, s, metav1.UpdateOptions{})
+// act is the write of an evaluation of obj (evaluation.WriteScale): it
+// writes the decided count to the target's /scale ts, retrying on conflicts
+// with a fresh read. It is the only place that writes the target.
+func (c *Controller) act(ctx context.Context, obj *Object, ts *targetScale) evaluation.WriteScale {
+	return func(desired int32, reason string) (time.Time, error) {
+		scales := c.deps.Scales.Scales(obj.Namespace)
+		s := ts.scale.DeepCopy()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			s.Spec.Replicas = desired
+			_, err := scales.Update(ctx, ts.resource, s, metav1.UpdateOptions{})
+			if err == nil {
+				return nil
+			}
+			latest, getErr := scales.Get(ctx, ts.resource, s.Name, metav1.GetOptions{})
+			if getErr != nil {
+				utilruntime.HandleErrorWithContext(ctx, getErr, "Reading the latest scale failed", "scaleTarget", targetName(obj))
+			} else {
+				s = latest
+			}
+			return err
+		})
 		if err == nil {
-			return nil
+			klog.FromContext(ctx).Info("Successfully rescaled", "scaleTarget", targetName(obj),
+				"currentReplicas", ts.scale.Spec.Replicas, "desiredReplicas", desired, "reason", reason)
 		}
-		latest, getErr := scales.Get(ctx, ts.resource, s.Name, metav1.GetOptions{})
-		if getErr != nil {
-			utilruntime.HandleErrorWithContext(ctx, getErr, "Reading the latest scale failed", "scaleTarget", targetName(obj))
-		} else {
-			s = latest
-		}
-		return err
-	})
-	if err == nil {
-		klog.FromContext(ctx).Info("Successfully rescaled", "scaleTarget", targetName(obj),
-			"currentReplicas", ts.scale.Spec.Replicas, "desiredReplicas", res.Desired, "reason", res.Decision.RescaleReason)
+		return c.deps.Clock.Now(), err
 	}
-	return err
 }
 
 // persist records the result's events, has the backend store what changed

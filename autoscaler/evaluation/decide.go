@@ -3,13 +3,17 @@ package evaluation
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/behavior"
+	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
 // Rescale reasons, as upstream words them in its SuccessfulRescale events.
@@ -76,27 +80,9 @@ func Check(b Bounds) Gate {
 	return Gate{Action: ComputeMetrics}
 }
 
-// decideInput is everything decide reads.
-type decideInput struct {
-	Bounds
-	// Gate is Check(Bounds) when the caller already ran it (to know whether
-	// to read metrics); nil makes Decide run Check itself.
-	Gate *Gate
-	// Proposals are the per-metric outcomes, in spec order; read only when
-	// Check says ComputeMetrics.
-	Proposals []Proposal
-	// Normalize carries the behavior, downscale window, histories and time;
-	// Decide fills its replica fields from Bounds and the proposals.
-	Normalize behavior.Request
-	// Override, when set, is asked with the combined proposals before
-	// normalization and may replace them (the extensions that act on the
-	// proposal, package adjust); nil keeps upstream's decision.
-	Override func(Aggregate) *Override
-}
-
-// Override replaces the combined proposal of the metrics before
-// normalization, so that the result still goes through stabilization, the
-// scaling policies and the bounds.
+// Override is what an extension proposes in place of the running
+// proposal (stages.go), before the behavior, so that the result still goes
+// through stabilization, the scaling policies and the bounds.
 type Override struct {
 	// Replicas is the proposal to normalize.
 	Replicas int32
@@ -134,75 +120,238 @@ type Decision struct {
 	// FromZeroFloor is true when the count was raised to minReplicas because
 	// the autoscaler scales up from zero after having scaled to zero.
 	FromZeroFloor bool
-	// Override is the override applied, if any.
-	Override *Override
 }
 
-// decide is upstream's reconcile decision: Check (unless the caller ran
-// it), then Combine, the maximum with zero, the override of the proposal
-// extensions, behavior.Normalize, and the floor to minReplicas when scaling
-// from zero after the autoscaler scaled to zero.
-func decide(in decideInput) Decision {
-	gate := Check(in.Bounds)
-	if in.Gate != nil {
-		gate = *in.Gate
-	}
-	d := Decision{Gate: gate}
+// Upstream's stages of the decision (stages.go lists them with the
+// extensions'), as its reconcile: the bounds (Check), the maximum of the
+// metrics' proposals (combine), the behavior (behavior.Normalize) and the
+// floor to minReplicas when scaling from zero after the autoscaler scaled
+// to zero.
+
+// gate is upstream's check before metrics (Check): at zero replicas, above
+// max or below min the count is decided without metrics.
+func (r *Result) gate(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	d, cur := &r.Decision, r.bounds.CurrentReplicas
+	d.Gate = Check(r.bounds)
 	switch d.Gate.Action {
 	case ScalingDisabled:
 		c := scalingActive(corev1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
-		d.ScalingActive, d.Desired = &c, in.CurrentReplicas
-		return d
+		d.ScalingActive, d.Desired = &c, cur
+		r.set(c, r.in.Now)
+		return decided(cur, false), []v1alpha1.DecisionStep{
+			step(StageScalingDisabled, cur, cur, "the target has zero replicas and the autoscaler did not scale it to zero")}
 	case ClampToBounds:
 		d.Desired, d.Rescale, d.RescaleReason = d.Gate.Desired, true, d.Gate.Reason
-		return d
-	}
-	agg := combine(in.Proposals, in.CurrentReplicas)
-	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
-	if in.Override != nil {
-		d.Override = in.Override(agg)
-	}
-	if !agg.Usable && d.Override == nil {
-		d.Failed = true
-		return d
-	}
-	desired, reason := max(agg.Replicas, 0), ""
-	if o := d.Override; o != nil {
-		if o.Hold {
-			d.Desired = in.CurrentReplicas
-			return d
+		stage := StageMaxReplicas
+		if d.Gate.Desired > cur {
+			stage = StageMinReplicas
 		}
-		desired = max(o.Replicas, 0)
+		return decided(d.Desired, true), []v1alpha1.DecisionStep{step(stage, cur, d.Desired, d.Gate.Reason)}
 	}
+	return p, nil
+}
+
+// metrics proposes a count per metric (propose.go; the ClusterProportional
+// ones after the HPA metrics', proportional.go) and combines them.
+func (r *Result) metrics(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if p.Decided {
+		return p, nil
+	}
+	if r.in.InputsErr == nil {
+		var extra []Proposal
+		var recs []Metric
+		if len(r.in.Spec.Proportional) > 0 {
+			extra, recs = r.proportional()
+		}
+		r.proposals = r.propose(extra)
+		r.Metrics = append(r.Metrics, recs...)
+	}
+	return r.combine(p)
+}
+
+// combine is upstream's maximum over the metrics' proposals
+// (computeReplicasForMetrics) with its events and ScalingActive condition;
+// its step is a winning proposal the tolerance held at the current count.
+// Without the pods (Input.InputsErr) no metric was read: the decision
+// fails.
+func (r *Result) combine(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	in, d, cur := &r.in, &r.Decision, r.bounds.CurrentReplicas
 	switch {
-	case d.Override != nil && desired != in.CurrentReplicas:
-		reason = d.Override.Message
-	case desired > in.CurrentReplicas:
+	case p.Decided:
+		return p, nil
+	case in.InputsErr != nil:
+		if se, ok := in.InputsErr.(*SelectorError); ok {
+			r.warn(se.EventReason, se.Message)
+			r.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, se.ConditionReason, se.ConditionMessage), in.Now)
+		}
+		d.Failed, d.Desired, d.Err = true, cur, in.InputsErr
+		return decided(cur, false), nil
+	}
+	agg := combine(r.proposals, cur)
+	d.Aggregate, d.ScalingActive, d.Err = &agg, &agg.ScalingActive, agg.Err
+	for _, m := range r.Metrics[:min(len(r.Metrics), len(in.Readings))] {
+		if p := m.Evaluated.Proposal; p.Err != nil {
+			r.warn(p.Condition.Reason, strings.TrimPrefix(p.Condition.Message, failurePrefix))
+		}
+	}
+	r.set(agg.ScalingActive, in.Now)
+	p = proposal{Replicas: max(agg.Replicas, 0), Usable: agg.Usable}
+	if w := r.winner(); w != nil {
+		if t, ok := toleranceStep(w, cur); ok {
+			return p, []v1alpha1.DecisionStep{t}
+		}
+	}
+	return p, nil
+}
+
+// normalize is upstream's behavior (behavior.Normalize: stabilization, the
+// scaling policies, the bounds) on the proposal; its steps are the
+// stabilization and the limit that changed it. A proposal the metrics
+// allow no decision on fails; a Hold keeps the current count.
+func (r *Result) normalize(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if p.Decided {
+		return p, nil
+	}
+	d, cur := &r.Decision, r.bounds.CurrentReplicas
+	if !p.Usable {
+		d.Failed = true
+		return decided(0, false), nil
+	}
+	if p.Hold {
+		d.Desired = cur
+		return decided(cur, false), nil
+	}
+	desired, reason := max(p.Replicas, 0), ""
+	switch {
+	case p.Override != nil && desired != cur:
+		reason = p.Override.Message
+	case desired > cur:
 		metric := ""
-		if agg.Replicas > 0 {
-			metric = agg.Metric
+		if d.Aggregate.Replicas > 0 {
+			metric = d.Aggregate.Metric
 		}
 		reason = fmt.Sprintf("%s above target", metric)
-	case desired < in.CurrentReplicas:
+	case desired < cur:
 		reason = ReasonAllMetricsBelow
 	}
-	req := in.Normalize
-	req.CurrentReplicas, req.DesiredReplicas = in.CurrentReplicas, desired
-	req.MinReplicas, req.MaxReplicas = in.MinReplicas, in.MaxReplicas
+	req := r.request
+	req.CurrentReplicas, req.DesiredReplicas = cur, desired
+	req.MinReplicas, req.MaxReplicas = r.bounds.MinReplicas, r.bounds.MaxReplicas
 	out := behavior.Normalize(req)
-	d.Outcome = &out
-	desired = out.Replicas
-	if in.CurrentReplicas == 0 && in.MinReplicas != 0 && in.ScaledToZero && desired < in.MinReplicas {
-		desired, d.FromZeroFloor = in.MinReplicas, true
-		if reason == "" {
-			reason = ReasonBelowMin
+	d.Outcome, d.RescaleReason = &out, reason
+	r.set(out.AbleToScale, r.in.Now)
+	r.set(out.ScalingLimited, r.in.Now)
+	var steps []v1alpha1.DecisionStep
+	if out.Stabilized != desired {
+		stage := StageScaleDownStabilization
+		if out.AbleToScale.Reason == behavior.ReasonScaleUpStabilized {
+			stage = StageScaleUpStabilization
+		}
+		steps = append(steps, step(stage, desired, out.Stabilized, out.AbleToScale.Message))
+	}
+	if out.ScalingLimited.Status == corev1.ConditionTrue {
+		b := r.request.Behavior
+		steps = append(steps, step(limitStage(out.ScalingLimited.Reason, b), out.Stabilized, out.Replicas,
+			out.ScalingLimited.Message+policies(out.ScalingLimited.Reason, b)))
+	}
+	return proposal{Replicas: out.Replicas, Usable: true}, steps
+}
+
+// fromZero is upstream's floor to minReplicas when the autoscaler scales up
+// from zero after having scaled to zero; it concludes a decision the
+// behavior normalized.
+func (r *Result) fromZero(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	d, b := &r.Decision, r.bounds
+	if p.Decided || d.Outcome == nil {
+		return p, nil
+	}
+	desired := p.Replicas
+	var steps []v1alpha1.DecisionStep
+	if b.CurrentReplicas == 0 && b.MinReplicas != 0 && b.ScaledToZero && desired < b.MinReplicas {
+		steps = append(steps, step(StageScaleFromZero, desired, b.MinReplicas, "scaling up from zero replicas: at least minReplicas"))
+		desired, d.FromZeroFloor = b.MinReplicas, true
+		if d.RescaleReason == "" {
+			d.RescaleReason = ReasonBelowMin
 		}
 	}
-	d.Rescale, d.RescaleReason, d.Desired = desired != in.CurrentReplicas, reason, desired
+	d.Rescale, d.Desired = desired != b.CurrentReplicas, desired
 	if !d.Rescale {
-		d.Desired = in.CurrentReplicas
+		d.Desired = b.CurrentReplicas
 	}
-	return d
+	return decided(d.Desired, d.Rescale), steps
+}
+
+// toleranceStep reports a winning proposal held at the current count by the
+// tolerance (or by the conservative recomputation for missing pods): from is
+// the count the ratio alone would give.
+func toleranceStep(w *Metric, current int32) (v1alpha1.DecisionStep, bool) {
+	res := w.Evaluated.Result
+	switch res.Reason {
+	case replicas.ReasonWithinTolerance, replicas.ReasonRecomputedWithinTolerance,
+		replicas.ReasonRecomputedDirectionFlip, replicas.ReasonRecomputedCountFlip:
+	default:
+		return v1alpha1.DecisionStep{}, false
+	}
+	raw := current
+	if r := res.UsageRatio * float64(current); r > 0 && r < math.MaxInt32 {
+		raw = int32(math.Ceil(r))
+	}
+	msg := fmt.Sprintf("usage ratio %.3f within tolerance (down %.2f, up %.2f): %s",
+		res.UsageRatio, res.Tolerances.ScaleDown, res.Tolerances.ScaleUp, res.Reason.Describe())
+	if res.Reason != replicas.ReasonWithinTolerance {
+		msg = fmt.Sprintf("usage ratio %.3f: %s", res.UsageRatio, res.Reason.Describe())
+	}
+	return step(StageTolerance, raw, current, msg), true
+}
+
+// behaviorSteps are the stages of the steps normalize may add.
+var behaviorSteps = []string{StageScaleUpStabilization, StageScaleDownStabilization,
+	StageScaleUpLimit, StageScaleUpPolicy, StageScaleDownPolicy, StageMinReplicas, StageMaxReplicas}
+
+func limitStage(reason string, b *autoscalingv2.HorizontalPodAutoscalerBehavior) string {
+	switch reason {
+	case behavior.ReasonTooFewReplicas:
+		return StageMinReplicas
+	case behavior.ReasonTooManyReplicas:
+		return StageMaxReplicas
+	case behavior.ReasonScaleUpLimit:
+		if b == nil {
+			return StageScaleUpLimit
+		}
+		return StageScaleUpPolicy
+	case behavior.ReasonScaleDownLimit:
+		return StageScaleDownPolicy
+	}
+	return reason
+}
+
+// policies describes the policies of the limiting direction, e.g.
+// " (policies: Percent 100 per 15s, Pods 4 per 15s; selectPolicy Max)".
+func policies(reason string, b *autoscalingv2.HorizontalPodAutoscalerBehavior) string {
+	if reason == behavior.ReasonScaleUpLimit && b == nil {
+		return " (without behavior: at most max(2×current, 4))"
+	}
+	if b == nil {
+		return ""
+	}
+	rules := b.ScaleUp
+	if reason == behavior.ReasonScaleDownLimit {
+		rules = b.ScaleDown
+	} else if reason != behavior.ReasonScaleUpLimit {
+		return ""
+	}
+	if rules == nil || len(rules.Policies) == 0 {
+		return " (default policies)"
+	}
+	parts := make([]string, len(rules.Policies))
+	for i, p := range rules.Policies {
+		parts[i] = fmt.Sprintf("%s %d per %ds", p.Type, p.Value, p.PeriodSeconds)
+	}
+	sel := autoscalingv2.MaxChangePolicySelect
+	if rules.SelectPolicy != nil {
+		sel = *rules.SelectPolicy
+	}
+	return fmt.Sprintf(" (policies: %s; selectPolicy %s)", strings.Join(parts, ", "), sel)
 }
 
 // scaledToZeroCondition is the ScaledToZero condition upstream sets after every

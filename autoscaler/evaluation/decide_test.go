@@ -229,3 +229,29 @@ func TestCombine(t *testing.T) {
 		t.Errorf("message = %q", got.ScalingActive.Message)
 	}
 }
+
+// decideInput is what upstream's stages read once the metrics' proposals
+// are known.
+type decideInput struct {
+	Bounds
+	Proposals []Proposal
+	Normalize behavior.Request
+}
+
+// decide runs the declared stages (stages.go) with the metrics' proposals
+// given, no extension set: upstream's decision.
+func decide(in decideInput) Decision {
+	r := &Result{bounds: in.Bounds, request: in.Normalize, proposals: in.Proposals}
+	p := proposal{Replicas: in.CurrentReplicas}
+	for _, s := range stages {
+		if s.wanted != nil && !s.wanted(r) {
+			continue
+		}
+		run := s.run
+		if s.name == stageMetrics {
+			run = (*Result).combine // the proposals are given
+		}
+		p, _ = run(r, p)
+	}
+	return r.Decision
+}

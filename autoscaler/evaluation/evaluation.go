@@ -3,7 +3,6 @@ package evaluation
 import (
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -29,22 +28,20 @@ type Metric struct {
 	Name, Reason string
 }
 
-// Result is the outcome of one evaluation. When Write is true the caller
-// writes Desired to the target's /scale and then calls Written with the
-// outcome; until then Status, Events, Err and the record describe an
-// evaluation that has not written.
+// Result is the outcome of one evaluation: what it decided, wrote and
+// reports.
 type Result struct {
 	// Metrics has every metric's reading and proposal: the HPA metrics in
 	// spec order, then the ClusterProportional ones (empty when none was
 	// read).
 	Metrics []Metric
-	// Decision is upstream's decision (with the proposal extensions'
-	// override).
+	// Decision is upstream's decision with the extensions' proposals.
 	Decision Decision
-	// Write is true when the scale must be written with Desired (a rescale
-	// that no extension holds back).
+	// Write is true when the decision was to write Desired to the scale (a
+	// rescale no stage held back); Scaled when the write succeeded.
 	Write   bool
 	Desired int32
+	Scaled  bool
 	// Status is the autoscaler's new status; ProportionalStatus the
 	// ClusterProportional entries (ProportionalChanged when they differ from
 	// the input's).
@@ -57,8 +54,8 @@ type Result struct {
 	ScaleEventsChanged bool
 	// Events are to be recorded on the autoscaler, in order.
 	Events []Event
-	// Outline is the decision record without its metrics and messages
-	// (Signature reads it); Record builds the whole one.
+	// Outline is the decision record without its metrics, sharing the
+	// result's steps (Signature reads it); Record builds the whole one.
 	Outline v1alpha1.DecisionRecord
 	// Err is the evaluation's failure (scale read, metrics, scale write), if
 	// any. Decision.Err may still report failed metrics of a decision that
@@ -68,17 +65,36 @@ type Result struct {
 	FallbackActive bool
 	// Floor is the schedules' floor at Now (schedule.go).
 	Floor Floor
-	// Scaled is true when Written was told of a successful write.
-	Scaled bool
 
-	in         Input
-	statuses   []autoscalingv2.MetricStatus
+	in Input
+	// write is Evaluate's; writeErr and writtenAt its outcome.
+	write     WriteScale
+	writeErr  error
+	writtenAt time.Time
+	// bounds and request are what upstream's stages read (decide.go);
+	// proposals the metrics' proposals.
+	bounds    Bounds
+	request   behavior.Request
+	proposals []Proposal
+	statuses  []autoscalingv2.MetricStatus
+	// steps are the record's steps, in the order the stages added them;
+	// held why a decided write was held back.
+	steps      []v1alpha1.DecisionStep
+	held       string
 	propStatus map[int]v1alpha1.ClusterProportionalStatus
-	ext        proposalResult
-	holds      held
+	// ext and extIn are fallback's and activation's (fallback_activation.go).
+	ext   proposalResult
+	extIn *proposalInput
 	// forecastOutcomes are the metrics' forecasts (forecast.go).
 	forecastOutcomes []forecastOutcome
 }
+
+// WriteScale writes desired to the target's /scale (reason is the rescale's,
+// for a log) and returns when the write completed, or why it failed: the
+// controller writes the scale subresource, a replay its simulated
+// workload. Evaluate calls it at most once, in its last stage, only for a
+// rescale no stage held back.
+type WriteScale func(desired int32, reason string) (at time.Time, err error)
 
 // ReadsMetrics reports whether an evaluation of in reads the pods and the
 // metrics: the scale was read and the bounds let the metrics decide. It reads
@@ -104,15 +120,20 @@ func boundsOf(in *Input) Bounds {
 	}
 }
 
-// Evaluate is one evaluation, pure: observation in, result out — the bounds,
-// every metric's proposal, upstream's decision with the proposal extensions,
-// the write extensions (pause, dry-run), the conditions, the events, the new
-// status and the decision record. It updates in.History.
-func Evaluate(in Input) Result {
+// Evaluate is one evaluation: observation in, result out. It runs the
+// stages (stages.go) in their declared order — the bounds, every metric's
+// proposal and their maximum, the extensions that change the proposal, the
+// behavior, the holds on the write, the write through write — then sets
+// the status and the decision record; a scale that could not be read
+// (Input.ScaleErr) is reported and no stage runs. It updates in.History.
+// Evaluate does no I/O of its own: write is the only call out, and a nil
+// write decides without writing (Write reports the decision; Scaled stays
+// false).
+func Evaluate(in Input, write WriteScale) Result {
 	if in.ReadAt.IsZero() {
 		in.ReadAt = in.Now
 	}
-	r := Result{in: in, Desired: in.Scale.SpecReplicas, ScaleEvents: in.ScaleEvents, ProportionalStatus: in.ProportionalStatus}
+	r := Result{in: in, write: write, Desired: in.Scale.SpecReplicas, ScaleEvents: in.ScaleEvents, ProportionalStatus: in.ProportionalStatus}
 	r.Status = in.Status
 	r.Status.Conditions = in.Scratch.conditions(in.Status.Conditions)
 	r.Events = append(r.Events, in.Warnings...)
@@ -125,28 +146,42 @@ func Evaluate(in Input) Result {
 		r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale",
 			fmt.Sprintf("the HPA controller was unable to get the target's current scale: %v", cause)), in.Now)
 		r.Err = in.ScaleErr
-		r.Outline = outlineRecord(r.recordInput())
+		r.Outline = r.outline()
 		return r
 	}
 	r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale"), in.Now)
-	r.compute()
-	if !r.Write {
-		r.finish(nil, in.Now)
+	h := in.History
+	h.Seed(in.Scale.SpecReplicas, in.Now)
+	r.bounds = boundsOf(&r.in)
+	r.request = behavior.Request{
+		Behavior:                     in.Spec.HPA.Behavior,
+		DownscaleStabilizationWindow: in.Settings.DownscaleStabilization,
+		Recommendations:              h.Recommendations,
+		Events:                       h.Events,
+		Now:                          in.ReadAt,
 	}
+	r.run()
+	r.finish()
 	return r
 }
 
-// Written completes a result whose Write was true with the outcome of the
-// scale write (nil: written) at at: the conditions and event upstream sets,
-// the scale event the behavior policies count, the status and the record.
-func (r *Result) Written(err error, at time.Time) {
+// writeScale is the stage Write: the decided count written through
+// Evaluate's write, then what upstream sets after it — the conditions and
+// event of the write, the scale event the behavior policies count.
+func (r *Result) writeScale(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	r.Write, r.Desired, r.held = p.Write, r.Decision.Desired, p.Held
+	if !p.Write || r.write == nil {
+		return p, nil
+	}
 	in, d := &r.in, r.Decision
+	at, err := r.write(r.Desired, d.RescaleReason)
+	r.writtenAt = at
 	if err != nil {
 		r.warn("FailedRescale", fmt.Sprintf("New size: %d; reason: %s; error: %v", r.Desired, d.RescaleReason, err.Error()))
 		r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedUpdateScale",
 			fmt.Sprintf("the HPA controller was unable to update the target scale: %v", err)), at)
-		r.finish(fmt.Errorf("failed to rescale %s: %w", in.Target, err), at)
-		return
+		r.writeErr = fmt.Errorf("failed to rescale %s: %w", in.Target, err)
+		return p, nil
 	}
 	current := in.Scale.SpecReplicas
 	r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededRescale",
@@ -159,125 +194,35 @@ func (r *Result) Written(err error, at time.Time) {
 	if value != in.ScaleEvents {
 		r.ScaleEvents, r.ScaleEventsChanged = value, true
 	}
-	r.finish(nil, at)
+	return p, nil
 }
 
-// compute runs the bounds, the proposals, upstream's decision with the
-// proposal extensions and the write extensions, and sets the conditions the
-// decision decided (in upstream's order, before the scale is written).
-func (r *Result) compute() {
-	in := &r.in
-	h := in.History
-	h.Seed(in.Scale.SpecReplicas, in.Now)
-	bounds := boundsOf(in)
-	gate := Check(bounds)
-	// An extension the spec does not set is not entered: each one's file is
-	// called only behind its guard, so an evaluation without any runs
-	// upstream's steps alone.
-	if len(in.Spec.Schedules) > 0 {
-		r.Floor = ActiveFloor(in.Spec.Schedules, bounds.MinReplicas, in.Now)
-	}
-	din := decideInput{
-		Bounds: bounds, Gate: &gate,
-		Normalize: behavior.Request{
-			Behavior:                     in.Spec.HPA.Behavior,
-			DownscaleStabilizationWindow: in.Settings.DownscaleStabilization,
-			Recommendations:              h.Recommendations,
-			Events:                       h.Events,
-			Now:                          in.ReadAt,
-		},
-	}
-	switch {
-	case gate.Action == ComputeMetrics && in.InputsErr != nil:
-		if se, ok := in.InputsErr.(*SelectorError); ok {
-			r.warn(se.EventReason, se.Message)
-			r.set(condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, se.ConditionReason, se.ConditionMessage), in.Now)
-		}
-		r.Decision = Decision{Gate: gate, Failed: true, Desired: bounds.CurrentReplicas, Err: in.InputsErr}
-		r.ext.State = in.History.Extensions
-	case gate.Action == ComputeMetrics:
-		var extra []Proposal
-		var recs []Metric
-		if len(in.Spec.Proportional) > 0 {
-			extra, recs = r.proportional()
-		}
-		din.Proposals = r.propose(extra)
-		r.Metrics = append(r.Metrics, recs...)
-		if in.Spec.hasProposalExtension() {
-			extIn := proposalInputOf(in)
-			extIn.Metrics = metricStates(r.Metrics[:len(in.Readings)], extIn.Metrics)
-			r.ext = applyProposalExtensions(extIn)
-			din.Override = r.ext.Override
-		}
-		if in.Spec.HasForecast() {
-			r.applyForecasts(&din)
-		}
-		if r.Floor.Replicas > 0 {
-			din.Override = withFloor(din.Override, r.Floor, bounds.CurrentReplicas)
-		}
-		r.Decision = decide(din)
-	default:
-		r.ext.State = in.History.Extensions
-		r.Decision = decide(din)
-	}
-	h.Keep(r.Decision, r.ext.State)
-	d := r.Decision
-	hin := holdInput{Spec: in.Spec.Extensions, CurrentReplicas: bounds.CurrentReplicas,
-		Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed}
-	if in.Spec.Extensions.Paused || in.Spec.Extensions.DryRun ||
-		hasCondition(r.Status, ConditionPaused) || hasCondition(r.Status, ConditionDryRun) {
-		r.holds = applyHolds(hin)
-	} else {
-		r.holds = unheld(hin)
-	}
-	r.Write, r.Desired = r.holds.Write, r.holds.Desired
-	for _, m := range r.Metrics[:min(len(r.Metrics), len(in.Readings))] {
-		if p := m.Evaluated.Proposal; p.Err != nil {
-			r.warn(p.Condition.Reason, strings.TrimPrefix(p.Condition.Message, failurePrefix))
-		}
-	}
-	if d.ScalingActive != nil {
-		r.set(*d.ScalingActive, in.Now)
-	}
-	if d.Outcome != nil {
-		r.set(d.Outcome.AbleToScale, in.Now)
-		r.set(d.Outcome.ScalingLimited, in.Now)
-	}
-	if len(in.Spec.Schedules) > 0 || hasCondition(r.Status, ConditionSchedule) {
-		r.scheduleCondition(&r.Floor)
-	}
-}
-
-// unheld is the write of a decision no extension holds back: a rescale is
-// written (extensions.go: applyHolds starts from it).
-func unheld(in holdInput) held {
-	r := held{Desired: in.Desired, Rescale: in.Rescale && !in.Failed}
-	r.Write = r.Rescale
-	return r
-}
-
-// finish is the last step: the extensions' conditions and events, the
-// status, the ClusterProportional status and the record's outline. writeErr
-// is the failure to write the scale.
-func (r *Result) finish(writeErr error, at time.Time) {
+// finish follows the stages: what the evaluation leaves in the history, the
+// status (as of the write, when there was one), the ClusterProportional
+// status and the record's outline.
+func (r *Result) finish() {
 	in, d := &r.in, r.Decision
-	for _, c := range append(r.ext.Conditions, r.holds.Conditions...) {
-		if c.Status == corev1.ConditionTrue || hasCondition(r.Status, c.Type) {
-			r.set(c, at)
-		}
+	state := in.History.Extensions
+	if d.Aggregate != nil {
+		// The proposal stages ran: what fallback and activation track now
+		// (nothing when the spec sets neither).
+		state = r.ext.State
 	}
+	in.History.Keep(d, state)
 	r.FallbackActive = r.ext.FallbackActive
-	r.Events = append(r.Events, r.ext.Events...)
-	r.Events = append(r.Events, r.holds.Events...)
+	at := in.Now
+	if !r.writtenAt.IsZero() {
+		at = r.writtenAt
+	}
 	current := in.Scale.SpecReplicas
 	switch {
 	case d.Failed:
 		r.setStatus(current, in.Status.DesiredReplicas, false, at)
 		r.warn("FailedComputeMetricsReplicas", d.Err.Error())
 		r.Err = fmt.Errorf("failed to compute desired number of replicas based on listed metrics for %s: %w", in.Target, d.Err)
-	case writeErr != nil:
+	case r.writeErr != nil:
 		r.setStatus(current, in.Status.DesiredReplicas, false, at)
-		r.Err = writeErr
+		r.Err = r.writeErr
 	default:
 		r.setStatus(current, r.Desired, r.Scaled, at)
 	}
@@ -286,7 +231,7 @@ func (r *Result) finish(writeErr error, at time.Time) {
 			r.ProportionalStatus, r.ProportionalChanged = r.propStatus, true
 		}
 	}
-	r.Outline = outlineRecord(r.recordInput())
+	r.Outline = r.outline()
 }
 
 // setStatus rebuilds the status as upstream's setStatus: replica counts,
@@ -323,6 +268,14 @@ func (r *Result) Direction() string {
 		return "down"
 	}
 	return "none"
+}
+
+// report sets an extension's condition: one that is True, or one the
+// status holds already (a False one is not added).
+func (r *Result) report(c autoscalingv2.HorizontalPodAutoscalerCondition) {
+	if c.Status == corev1.ConditionTrue || hasCondition(r.Status, c.Type) {
+		r.set(c, r.in.Now)
+	}
 }
 
 // set sets a condition in the new status.

@@ -3,6 +3,7 @@ package evaluation
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,21 +51,34 @@ func conditionOf(st autoscalingv2.HorizontalPodAutoscalerStatus, t autoscalingv2
 	return nil
 }
 
-// Evaluate seeds and keeps the history; Written completes the result: the
-// scale event, the conditions, the event and the status of a rescale. A
-// Scratch changes nothing but where the buffers come from.
+// written is a WriteScale that returns at and err.
+func written(at time.Time, err error) WriteScale {
+	return func(int32, string) (time.Time, error) { return at, err }
+}
+
+// Evaluate seeds and keeps the history; its stage Write writes through its
+// WriteScale and completes the result: the scale event, the conditions, the
+// event and the status of a rescale. A Scratch changes nothing but where
+// the buffers come from.
 func TestEvaluateAndWritten(t *testing.T) {
 	var h History
 	in := input(&h, 2, external(60_000))
 	in.Spec.HPA.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
-	res := Evaluate(in)
-	if !res.Write || res.Desired != 6 || res.Decision.Desired != 6 {
-		t.Fatalf("60 messages at 10 per replica from 2: desired %d write %v, want the default policies' limit 6", res.Desired, res.Write)
+	var wrote []int32
+	var reason string
+	res := Evaluate(in, func(desired int32, why string) (time.Time, error) {
+		wrote, reason = append(wrote, desired), why
+		return start, nil
+	})
+	if !res.Write || res.Desired != 6 || res.Decision.Desired != 6 || !slices.Equal(wrote, []int32{6}) {
+		t.Fatalf("60 messages at 10 per replica from 2: desired %d write %v (wrote %v), want the default policies' limit 6 written once", res.Desired, res.Write, wrote)
+	}
+	if reason != res.Decision.RescaleReason || reason == "" {
+		t.Errorf("written with the reason %q, want the decision's %q", reason, res.Decision.RescaleReason)
 	}
 	if len(h.Recommendations) == 0 {
 		t.Error("no recommendation kept")
 	}
-	res.Written(nil, start)
 	if len(h.Events.Up) != 1 || h.Events.Up[0].Change != 4 {
 		t.Errorf("scale events %+v", h.Events)
 	}
@@ -86,11 +100,11 @@ func TestEvaluateAndWritten(t *testing.T) {
 	var scratch Scratch
 	for _, v := range []int64{60_000, 5_000, 200_000} {
 		h2 := h
-		plain := Evaluate(input(&h2, 4, external(v)))
+		plain := Evaluate(input(&h2, 4, external(v)), nil)
 		h3 := h
 		in := input(&h3, 4, external(v))
 		in.Scratch = &scratch
-		reused := Evaluate(in)
+		reused := Evaluate(in, nil)
 		if plain.Desired != reused.Desired || !reflect.DeepEqual(plain.Status.CurrentMetrics, reused.Status.CurrentMetrics) {
 			t.Errorf("value %d: %d without scratch, %d with", v, plain.Desired, reused.Desired)
 		}
@@ -101,8 +115,7 @@ func TestEvaluateAndWritten(t *testing.T) {
 // condition.
 func TestWrittenFailed(t *testing.T) {
 	var h History
-	res := Evaluate(input(&h, 2, external(60_000)))
-	res.Written(errors.New("conflict"), start)
+	res := Evaluate(input(&h, 2, external(60_000)), written(start, errors.New("conflict")))
 	if res.Scaled || res.Err == nil || res.Status.DesiredReplicas != 0 || len(h.Events.Up) != 0 {
 		t.Errorf("scaled %v err %v status %+v", res.Scaled, res.Err, res.Status)
 	}
@@ -120,7 +133,7 @@ func TestInputsError(t *testing.T) {
 	in := input(&h, 3, external(1))
 	in.InputsErr = &SelectorError{EventReason: "SelectorRequired", Message: "selector is required",
 		ConditionReason: "InvalidSelector", ConditionMessage: "the HPA target's scale is missing a selector"}
-	res := Evaluate(in)
+	res := Evaluate(in, nil)
 	if !res.Decision.Failed || res.Decision.Desired != 3 || !h.Extensions.IdleSince.Equal(start) || res.Write {
 		t.Errorf("decision %+v", res.Decision)
 	}
@@ -140,7 +153,7 @@ func TestScaleError(t *testing.T) {
 	if ReadsMetrics(&in) {
 		t.Error("reads metrics without a scale")
 	}
-	res := Evaluate(in)
+	res := Evaluate(in, nil)
 	if res.Err != in.ScaleErr || res.Write || res.Direction() != "" || res.Outline.Outcome != v1alpha1.OutcomeFailed {
 		t.Errorf("err %v write %v outcome %s", res.Err, res.Write, res.Outline.Outcome)
 	}
@@ -170,7 +183,7 @@ func TestMissingAsZero(t *testing.T) {
 			var h History
 			in := input(&h, 2, empty(tc.isEmpty))
 			in.Spec.MetricOptions = []MetricOptions{{MissingAsZero: tc.zero}}
-			res := Evaluate(in)
+			res := Evaluate(in, nil)
 			m := res.Metrics[0]
 			if failed := m.Evaluated.Proposal.Err != nil; failed != tc.failed {
 				t.Fatalf("failed %v (%v), want %v", failed, m.Evaluated.Proposal.Err, tc.failed)
@@ -194,11 +207,10 @@ func TestProportional(t *testing.T) {
 		Linear: &v1alpha1.LinearParams{NodesPerReplica: 2, Min: 1, Max: 100},
 	}}}
 	in.Proportional = []ProportionalReading{{Size: proportional.ClusterSize{Nodes: 6, Cores: 24, SchedulableNodes: 6, SchedulableCores: 24}}}
-	res := Evaluate(in)
+	res := Evaluate(in, written(start, nil))
 	if !res.Write || res.Desired != 3 {
 		t.Fatalf("6 nodes at 2 per replica: desired %d write %v (%v)", res.Desired, res.Write, res.Decision.Err)
 	}
-	res.Written(nil, start)
 	if !res.ProportionalChanged || res.ProportionalStatus[0].Replicas != 3 || res.ProportionalStatus[0].Nodes != 6 {
 		t.Errorf("proportional status %+v", res.ProportionalStatus)
 	}
@@ -206,7 +218,7 @@ func TestProportional(t *testing.T) {
 		t.Errorf("metrics %+v", res.Metrics)
 	}
 	in.Proportional = []ProportionalReading{{SelectorErr: errors.New("invalid nodeSelector: bad")}}
-	if res := Evaluate(in); !res.Decision.Failed {
+	if res := Evaluate(in, nil); !res.Decision.Failed {
 		t.Errorf("a failed reading decided %+v", res.Decision)
 	}
 }
@@ -246,7 +258,7 @@ func TestRecordTimeIsReadAt(t *testing.T) {
 	rd.Timestamp = start.Add(2 * time.Second) // read after the evaluation started
 	in := input(&h, 2, rd)
 	in.ReadAt = start.Add(3 * time.Second)
-	res := Evaluate(in)
+	res := Evaluate(in, nil)
 	rec := res.Record()
 	if !rec.Time.Time.Equal(in.ReadAt) {
 		t.Errorf("record time %v, want ReadAt %v", rec.Time.Time, in.ReadAt)
@@ -256,7 +268,7 @@ func TestRecordTimeIsReadAt(t *testing.T) {
 	}
 	var h2 History
 	in = input(&h2, 2, external(60_000))
-	if res := Evaluate(in); !res.Record().Time.Time.Equal(start) {
+	if res := Evaluate(in, nil); !res.Record().Time.Time.Equal(start) {
 		t.Errorf("without ReadAt the record time is %v, want Now %v", res.Record().Time.Time, start)
 	}
 }

@@ -7,28 +7,31 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
 var t0 = time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
 
 func ptr64(v int64) *int64 { return &v }
 
-// overrideOf runs Proposal and its override on an aggregate proposing
-// replicas.
+// overrideOf runs fallback and activation, in the stages' order, on a
+// usable proposal of replicas, and returns what replaced it (nil: nothing).
 func overrideOf(t *testing.T, in proposalInput, replicas int32) (*Override, proposalResult) {
 	t.Helper()
-	res := applyProposalExtensions(in)
-	if res.Override == nil {
-		return nil, res
-	}
-	return res.Override(Aggregate{Replicas: replicas, Usable: true}), res
+	var res proposalResult
+	p := proposal{Replicas: replicas, Usable: true}
+	p = in.fallback(p, &res)
+	p = in.activation(p, &res)
+	return p.Override, res
 }
 
 func TestProposalNoExtensionIsIdentity(t *testing.T) {
-	res := applyProposalExtensions(proposalInput{Now: t0, CurrentReplicas: 3, MinReplicas: 0,
-		Metrics: []metricState{{Name: "q", Value: 0, HasValue: true}, {Name: "x", Failed: true}}})
-	if res.Override != nil || len(res.Conditions) != 0 || len(res.Events) != 0 || res.FallbackActive {
+	got, res := overrideOf(t, proposalInput{Now: t0, CurrentReplicas: 3, MinReplicas: 0,
+		Metrics: []metricState{{Name: "q", Value: 0, HasValue: true}, {Name: "x", Failed: true}}}, 3)
+	if got != nil || len(res.Conditions) != 0 || len(res.Events) != 0 || res.FallbackActive {
 		t.Errorf("no extension set, got %+v", res)
 	}
 }
@@ -200,21 +203,57 @@ func TestFallbackBeforeActivation(t *testing.T) {
 func TestActivationFailedMetricBlocksScaleDown(t *testing.T) {
 	in := proposalInput{Spec: Extensions{ScaleToZero: &ScaleToZero{After: time.Minute}}, Now: t0, CurrentReplicas: 6, MinReplicas: 0,
 		Metrics: []metricState{{Name: "queue", Failed: true, Activation: ptr64(5000)}}}
-	res := applyProposalExtensions(in)
-	if res.Override == nil {
-		t.Fatal("activation set: want an override function")
-	}
-	if got := res.Override(Aggregate{Replicas: 0, Usable: false, Invalid: 1, FirstFailure: 0}); got != nil {
+	var res proposalResult
+	if got := in.activation(proposal{Replicas: 0, Usable: false}, &res).Override; got != nil {
 		t.Errorf("unusable proposal at 6 replicas: override %+v, want none (upstream holds)", got)
 	}
-	d := decide(decideInput{
-		Bounds:    Bounds{CurrentReplicas: 6, MinReplicas: 0, MaxReplicas: 10, HasObjectOrExternal: true},
-		Proposals: []Proposal{{Metric: "external metric queue", Err: errors.New("unable to fetch metrics")}},
-		Override:  res.Override,
-	})
+	// Through the stages: the failed metric fails the decision.
+	var h History
+	rd := external(0)
+	rd.Values, rd.FetchErr = nil, errors.New("unable to fetch metrics")
+	ev := input(&h, 6, rd)
+	zero := int32(0)
+	ev.Spec.HPA.MinReplicas, ev.Spec.HPA.MaxReplicas = &zero, 10
+	ev.Spec.Extensions, ev.Spec.MetricOptions = in.Spec, []MetricOptions{{Activation: qty("5")}}
+	d := Evaluate(ev, nil).Decision
 	if !d.Failed || d.Rescale {
 		t.Errorf("decision with a failed metric: failed %v rescale %v desired %d, want failed and no rescale", d.Failed, d.Rescale, d.Desired)
 	}
+}
+
+// holdInput is a decision the stages Paused and DryRun act on; held what
+// they leave of it.
+type holdInput struct {
+	Spec                     Extensions
+	CurrentReplicas, Desired int32
+	Rescale, Failed          bool
+}
+
+type held struct {
+	Desired        int32
+	Rescale, Write bool
+	Hold           string
+	Steps          []v1alpha1.DecisionStep
+}
+
+// applyHolds runs the declared stages Paused and DryRun on in's decision,
+// with both conditions in the status (so that a False one is reported
+// too), and returns what they leave, their conditions and their events.
+func applyHolds(in holdInput) (held, []autoscalingv2.HorizontalPodAutoscalerCondition, []Event) {
+	r := &Result{bounds: Bounds{CurrentReplicas: in.CurrentReplicas}}
+	r.in.Spec.Extensions = in.Spec
+	r.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: ConditionPaused}, {Type: ConditionDryRun}}
+	rescale := in.Rescale && !in.Failed
+	p := decided(in.Desired, rescale)
+	var steps []v1alpha1.DecisionStep
+	for _, s := range stages {
+		if s.name == StagePaused || s.name == StageDryRun {
+			var st []v1alpha1.DecisionStep
+			p, st = s.run(r, p)
+			steps = append(steps, st...)
+		}
+	}
+	return held{Desired: p.Replicas, Rescale: rescale, Write: p.Write, Hold: p.Held, Steps: steps}, r.Status.Conditions, r.Events
 }
 
 func TestApply(t *testing.T) {
@@ -243,7 +282,7 @@ func TestApply(t *testing.T) {
 		{
 			name:       "paused holds a rescale",
 			in:         holdInput{Spec: Extensions{Paused: true}, CurrentReplicas: 3, Desired: 7, Rescale: true},
-			want:       held{Desired: 7, Rescale: true, Hold: HoldPaused, Steps: []extensionStep{{Stage: StagePaused, From: 7, To: 3, Message: "paused: the scale is not written"}}},
+			want:       held{Desired: 7, Rescale: true, Hold: HoldPaused, Steps: []v1alpha1.DecisionStep{{Stage: StagePaused, From: 7, To: 3, Message: "paused: the scale is not written"}}},
 			conditions: map[string]corev1.ConditionStatus{"Paused": corev1.ConditionTrue, "DryRun": corev1.ConditionFalse},
 		},
 		{
@@ -255,22 +294,20 @@ func TestApply(t *testing.T) {
 		{
 			name:       "dry run holds a rescale and announces it",
 			in:         holdInput{Spec: Extensions{DryRun: true}, CurrentReplicas: 3, Desired: 7, Rescale: true},
-			want:       held{Desired: 7, Rescale: true, Hold: HoldDryRun, Steps: []extensionStep{{Stage: StageDryRun, From: 7, To: 3, Message: "dry run: the scale is not written"}}},
+			want:       held{Desired: 7, Rescale: true, Hold: HoldDryRun, Steps: []v1alpha1.DecisionStep{{Stage: StageDryRun, From: 7, To: 3, Message: "dry run: the scale is not written"}}},
 			conditions: map[string]corev1.ConditionStatus{"Paused": corev1.ConditionFalse, "DryRun": corev1.ConditionTrue},
 			events:     []string{"Normal DryRunRescale would scale from 3 to 7"},
 		},
 		{
 			name:       "paused wins over dry run: no DryRunRescale event",
 			in:         holdInput{Spec: Extensions{Paused: true, DryRun: true}, CurrentReplicas: 4, Desired: 2, Rescale: true},
-			want:       held{Desired: 2, Rescale: true, Hold: HoldPaused, Steps: []extensionStep{{Stage: StagePaused, From: 2, To: 4, Message: "paused: the scale is not written"}}},
+			want:       held{Desired: 2, Rescale: true, Hold: HoldPaused, Steps: []v1alpha1.DecisionStep{{Stage: StagePaused, From: 2, To: 4, Message: "paused: the scale is not written"}}},
 			conditions: map[string]corev1.ConditionStatus{"Paused": corev1.ConditionTrue, "DryRun": corev1.ConditionTrue},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := applyHolds(tc.in)
-			conds, events := got.Conditions, got.Events
-			got.Conditions, got.Events = nil, nil
+			got, conds, events := applyHolds(tc.in)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Apply = %+v, want %+v", got, tc.want)
 			}

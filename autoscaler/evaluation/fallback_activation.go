@@ -7,6 +7,8 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 )
 
 // Stages of the extensions that act on the proposal.
@@ -17,6 +19,38 @@ const (
 
 // ConditionFallback reports whether the fallback is active.
 const ConditionFallback autoscalingv2.HorizontalPodAutoscalerConditionType = "Fallback"
+
+// Defaults of the extensions' durations.
+const (
+	DefaultScaleToZeroAfter = 5 * time.Minute
+	DefaultFallbackAfter    = time.Minute
+)
+
+// FallbackPolicy is what the fallback does (see v1alpha1.FallbackPolicy).
+type FallbackPolicy string
+
+// Fallback policies.
+const (
+	FallbackHold     FallbackPolicy = "Hold"
+	FallbackReplicas FallbackPolicy = "Replicas"
+	FallbackAtLeast  FallbackPolicy = "AtLeast"
+)
+
+// Fallback configures the fallback; nil in Spec means none.
+type Fallback struct {
+	Policy   FallbackPolicy
+	Replicas int32
+	// After is how long a metric must be failed or stale (0: default).
+	After time.Duration
+	// MaxAge is the oldest a sample may be (0: not checked).
+	MaxAge time.Duration
+}
+
+// ScaleToZero configures scaling to zero; nil in Spec means none.
+type ScaleToZero struct {
+	// After is how long every metric must be idle (0: default).
+	After time.Duration
+}
 
 // ExtensionState is what the proposal extensions remember between evaluations of one
 // object. The zero ExtensionState is a fresh start.
@@ -57,12 +91,9 @@ type proposalInput struct {
 	State           ExtensionState
 }
 
-// proposalResult is the outcome of the proposal extensions: the override
-// function for decideInput.Override, the new state, conditions and
-// events.
+// proposalResult is what fallback and activation leave: the new state,
+// the conditions and the events.
 type proposalResult struct {
-	// Override is nil when no proposal extension is set.
-	Override   func(Aggregate) *Override
 	State      ExtensionState
 	Conditions []autoscalingv2.HorizontalPodAutoscalerCondition
 	Events     []Event
@@ -70,41 +101,55 @@ type proposalResult struct {
 	FallbackActive bool
 }
 
-// Wanted reports whether any proposal extension is set: a fallback, or a
-// metric with an activation. Without, applyProposalExtensions is the
-// identity.
-func (in proposalInput) Wanted() bool {
-	return in.Spec.Fallback != nil || hasActivation(in.Metrics)
+// fallback is the stage Fallback: it tracks failed and stale metrics and,
+// once one has been bad for fallback.after, replaces the proposal by its
+// policy's, with its condition and events.
+func (r *Result) fallback(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if p.Decided {
+		return p, nil
+	}
+	next := r.proposalInput().fallback(p, &r.ext)
+	for _, c := range r.ext.Conditions {
+		r.report(c)
+	}
+	r.Events = append(r.Events, r.ext.Events...)
+	if next.Override == p.Override {
+		return p, nil
+	}
+	return p.override(next.Override)
 }
 
-// applyProposalExtensions runs the extensions that act on the proposal, in
-// order: fallback (when a metric has been failed or stale for
-// fallback.after), then activation (scale to and from zero). It is pure.
-func applyProposalExtensions(in proposalInput) proposalResult {
-	var res proposalResult
-	if !in.Wanted() {
-		return res
+// activation is the stage Activation: scale to and from zero (see
+// proposalInput.activation). While the fallback applies it decides alone.
+func (r *Result) activation(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if p.Decided {
+		return p, nil
 	}
-	fb := fallback(in, &res)
-	act := activation(in, &res)
-	if fb == nil && act == nil {
-		return res
+	next := r.proposalInput().activation(p, &r.ext)
+	if next.Override == p.Override {
+		return p, nil
 	}
-	res.Override = func(agg Aggregate) *Override {
-		if fb != nil {
-			return fb(agg)
-		}
-		return act(agg)
-	}
-	return res
+	return p.override(next.Override)
 }
 
-// fallback tracks failed and stale metrics and, once one has been bad for
-// After, returns the override of the policy.
-func fallback(in proposalInput, res *proposalResult) func(Aggregate) *Override {
+// proposalInput is the input of fallback and activation, assembled once
+// per evaluation.
+func (r *Result) proposalInput() *proposalInput {
+	if r.extIn == nil {
+		in := proposalInputOf(&r.in)
+		in.Metrics = metricStates(r.Metrics[:min(len(r.Metrics), len(r.in.Readings))], in.Metrics)
+		r.extIn = &in
+	}
+	return r.extIn
+}
+
+// fallback tracks failed and stale metrics in res and, once one has been
+// bad for After, returns p replaced by the policy's proposal (Hold: the
+// current replicas, not normalized).
+func (in *proposalInput) fallback(p proposal, res *proposalResult) proposal {
 	f := in.Spec.Fallback
 	if f == nil {
-		return nil
+		return p
 	}
 	after := f.After
 	if after <= 0 {
@@ -132,31 +177,29 @@ func fallback(in proposalInput, res *proposalResult) func(Aggregate) *Override {
 	res.State.FallbackActive = len(due) > 0
 	res.FallbackActive = res.State.FallbackActive
 	if len(due) == 0 {
-		res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
+		res.Conditions = append(res.Conditions, condition(ConditionFallback, corev1.ConditionFalse, "MetricsAvailable", "every metric is available and fresh"))
 		if was {
 			res.Events = append(res.Events, Event{Type: corev1.EventTypeNormal, Reason: "FallbackCleared",
 				Message: "every metric is available and fresh again; the normal algorithm applies"})
 		}
-		return nil
+		return p
 	}
 	msg := fmt.Sprintf("fallback %s: %s", policyText(f), strings.Join(due, "; "))
-	res.Conditions = append(res.Conditions, cond(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
+	res.Conditions = append(res.Conditions, condition(ConditionFallback, corev1.ConditionTrue, "Fallback"+string(f.Policy), msg))
 	if !was {
 		res.Events = append(res.Events, Event{Type: corev1.EventTypeWarning, Reason: "FallbackActivated", Message: msg})
 	}
-	current := in.CurrentReplicas
-	return func(Aggregate) *Override {
-		o := &Override{Stage: StageFallback, Message: msg}
-		switch f.Policy {
-		case FallbackReplicas:
-			o.Replicas = f.Replicas
-		case FallbackAtLeast:
-			o.Replicas = max(current, f.Replicas)
-		default:
-			o.Hold, o.Replicas = true, current
-		}
-		return o
+	o := &Override{Stage: StageFallback, Message: msg}
+	switch f.Policy {
+	case FallbackReplicas:
+		o.Replicas = f.Replicas
+	case FallbackAtLeast:
+		o.Replicas = max(in.CurrentReplicas, f.Replicas)
+	default:
+		o.Hold, o.Replicas = true, in.CurrentReplicas
 	}
+	next, _ := p.override(o)
+	return next
 }
 
 func policyText(f *Fallback) string {
@@ -182,15 +225,16 @@ func badness(m metricState, maxAge time.Duration, now time.Time) (bool, string) 
 }
 
 // activation applies the activation thresholds when scaling to zero is on
-// (minReplicas 0 and some metric has an activation): at zero replicas it
-// wakes the target (at least 1) as soon as a metric exceeds its activation
-// and otherwise keeps it at zero; above zero it never proposes zero until
-// every metric has been idle (at or below its activation, 0 by default) for
-// ScaleToZero.After, and then proposes zero, which the scale-down behavior
-// paces.
-func activation(in proposalInput, res *proposalResult) func(Aggregate) *Override {
+// (minReplicas 0 and some metric has an activation), tracking in res since
+// when every metric is idle: at zero replicas it wakes the target (at least
+// 1) as soon as a metric exceeds its activation and otherwise keeps it at
+// zero; above zero it never proposes zero until every metric has been idle
+// (at or below its activation, 0 by default) for ScaleToZero.After, and
+// then proposes zero, which the scale-down behavior paces. A proposal a
+// fallback replaced is returned as is.
+func (in *proposalInput) activation(p proposal, res *proposalResult) proposal {
 	if in.MinReplicas != 0 || !hasActivation(in.Metrics) {
-		return nil
+		return p
 	}
 	after := DefaultScaleToZeroAfter
 	if in.Spec.ScaleToZero != nil && in.Spec.ScaleToZero.After > 0 {
@@ -219,31 +263,34 @@ func activation(in proposalInput, res *proposalResult) func(Aggregate) *Override
 	}
 	current := in.CurrentReplicas
 	idleFor := in.Now.Sub(res.State.IdleSince)
-	return func(agg Aggregate) *Override {
-		if current > 0 && !agg.Usable {
-			// A failed metric blocks a scale-down (upstream's rule, until
-			// the fallback applies): no floor or zero to propose.
-			return nil
-		}
-		switch {
-		case current == 0 && len(active) > 0:
-			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
-				Message: "activated: " + strings.Join(active, ", ")}
-		case current == 0:
-			return &Override{Stage: StageActivation, Replicas: 0,
-				Message: "every metric is at or below its activation: staying at zero"}
-		case idle && idleFor >= after:
-			return &Override{Stage: StageActivation, Replicas: 0,
-				Message: fmt.Sprintf("every metric at or below its activation for %s (scaleToZero.after %s): scaling to zero", idleFor.Round(time.Second), after)}
-		case idle:
-			return &Override{Stage: StageActivation, Replicas: max(agg.Replicas, 1),
-				Message: fmt.Sprintf("every metric at or below its activation for %s of %s: at least 1 replica", idleFor.Round(time.Second), after)}
-		case agg.Replicas < 1:
-			return &Override{Stage: StageActivation, Replicas: 1,
-				Message: "a metric is above its activation: at least 1 replica"}
-		}
-		return nil
+	if p.Override != nil || current > 0 && !p.Usable {
+		// A fallback decides alone; a failed metric blocks a scale-down
+		// (upstream's rule, until the fallback applies): no floor or zero
+		// to propose.
+		return p
 	}
+	var o *Override
+	switch {
+	case current == 0 && len(active) > 0:
+		o = &Override{Stage: StageActivation, Replicas: max(p.Replicas, 1),
+			Message: "activated: " + strings.Join(active, ", ")}
+	case current == 0:
+		o = &Override{Stage: StageActivation, Replicas: 0,
+			Message: "every metric is at or below its activation: staying at zero"}
+	case idle && idleFor >= after:
+		o = &Override{Stage: StageActivation, Replicas: 0,
+			Message: fmt.Sprintf("every metric at or below its activation for %s (scaleToZero.after %s): scaling to zero", idleFor.Round(time.Second), after)}
+	case idle:
+		o = &Override{Stage: StageActivation, Replicas: max(p.Replicas, 1),
+			Message: fmt.Sprintf("every metric at or below its activation for %s of %s: at least 1 replica", idleFor.Round(time.Second), after)}
+	case p.Replicas < 1:
+		o = &Override{Stage: StageActivation, Replicas: 1,
+			Message: "a metric is above its activation: at least 1 replica"}
+	default:
+		return p
+	}
+	next, _ := p.override(o)
+	return next
 }
 
 func hasActivation(ms []metricState) bool {

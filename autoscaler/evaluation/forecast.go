@@ -333,38 +333,45 @@ func forecastReplicas(kind MetricKind, spec autoscalingv2.MetricSpec, value floa
 	return int32(min(math.Ceil(raw), math.MaxInt32))
 }
 
-// floorByForecast wraps override (the proposal extensions', may be nil) so
-// that a usable combined proposal is raised to the largest forecast's
-// replicas. An unusable proposal (failed metrics) is left to the reactive
-// path and the fallback: a forecast never decides alone.
-func floorByForecast(fs []forecastOutcome, override func(Aggregate) *Override) func(Aggregate) *Override {
+// forecast is the stage Forecast: it computes the forecasts (and their
+// condition) and raises a proposal the metrics allow to the largest
+// forecast that applies. A proposal of failed metrics is left to upstream's
+// rule and the fallback (a forecast never decides alone), a Hold to the
+// fallback.
+func (r *Result) forecast(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if p.Decided {
+		return p, nil
+	}
+	r.forecastOutcomes = r.forecasts()
+	r.set(forecastCondition(r.forecastOutcomes), r.in.Now)
+	if !r.Decision.Aggregate.Usable {
+		return p, nil
+	}
+	return floorByForecast(r.forecastOutcomes, p)
+}
+
+// floorByForecast raises p to the largest forecast that applies; its steps
+// are every forecast's: the one that raised p from p's count to its own,
+// the others (what each asked for, or why there was none) at p's count.
+func floorByForecast(fs []forecastOutcome, p proposal) (proposal, []v1alpha1.DecisionStep) {
 	best := -1
 	for i, f := range fs {
 		if f.Applied && (best < 0 || f.Replicas > fs[best].Replicas) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return override
+	next := p
+	var steps []v1alpha1.DecisionStep
+	for i, f := range fs {
+		if i == best && !p.Hold && f.Replicas > p.Replicas {
+			var raised []v1alpha1.DecisionStep
+			next, raised = p.override(&Override{Replicas: f.Replicas, Stage: StageForecast, Message: f.Message})
+			steps = append(steps, raised...)
+			continue
+		}
+		steps = append(steps, step(StageForecast, p.Replicas, p.Replicas, f.Message))
 	}
-	f := fs[best]
-	return func(a Aggregate) *Override {
-		var o *Override
-		if override != nil {
-			o = override(a)
-		}
-		if !a.Usable || (o != nil && o.Hold) {
-			return o
-		}
-		base := a.Replicas
-		if o != nil {
-			base = o.Replicas
-		}
-		if f.Replicas <= base {
-			return o
-		}
-		return &Override{Replicas: f.Replicas, Stage: StageForecast, Message: f.Message}
-	}
+	return next, steps
 }
 
 // forecastCondition is the Forecasting condition: True when every metric
@@ -373,36 +380,10 @@ func floorByForecast(fs []forecastOutcome, override func(Aggregate) *Override) f
 func forecastCondition(fs []forecastOutcome) autoscalingv2.HorizontalPodAutoscalerCondition {
 	for _, f := range fs {
 		if !f.Applied {
-			return cond(ConditionForecasting, corev1.ConditionFalse, f.Reason, f.Message)
+			return condition(ConditionForecasting, corev1.ConditionFalse, f.Reason, f.Message)
 		}
 	}
-	return cond(ConditionForecasting, corev1.ConditionTrue, ReasonForecastApplied, fs[0].Message)
-}
-
-// applyForecasts computes the forecasts, floors din's proposal by them and
-// reports their condition (compute calls it once the proposals are known,
-// when the spec has a forecast).
-func (r *Result) applyForecasts(din *decideInput) {
-	r.forecastOutcomes = r.forecasts()
-	din.Override = floorByForecast(r.forecastOutcomes, din.Override)
-	r.set(forecastCondition(r.forecastOutcomes), r.in.Now)
-}
-
-// forecastSteps are the record's Forecast steps of the forecasts that did
-// not raise a usable proposal (the one that did is the override's step):
-// what each asked for, or why there was none, at proposal.
-func forecastSteps(fs []forecastOutcome, d Decision, proposal int32) []extensionStep {
-	var out []extensionStep
-	if d.Aggregate == nil || !d.Aggregate.Usable {
-		return nil
-	}
-	for _, f := range fs {
-		if d.Override != nil && d.Override.Stage == StageForecast && d.Override.Message == f.Message {
-			continue
-		}
-		out = append(out, extensionStep{Stage: StageForecast, From: proposal, To: proposal, Message: f.Message})
-	}
-	return out
+	return condition(ConditionForecasting, corev1.ConditionTrue, ReasonForecastApplied, fs[0].Message)
 }
 
 // ForecastFigure is one metric's usable forecast in an evaluation (for the

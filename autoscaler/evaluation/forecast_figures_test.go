@@ -26,7 +26,7 @@ func TestResultForecasts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h History
-			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist))
+			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist), nil)
 			got := res.Forecasts()
 			if len(got) != len(c.want) {
 				t.Fatalf("forecasts %+v, want %+v", got, c.want)
@@ -39,7 +39,7 @@ func TestResultForecasts(t *testing.T) {
 		})
 	}
 	var h History
-	res := Evaluate(input(&h, 2, external(20_000)))
+	res := Evaluate(input(&h, 2, external(20_000)), nil)
 	if got := res.Forecasts(); got != nil {
 		t.Errorf("forecasts %+v without a forecast in the spec", got)
 	}

@@ -52,7 +52,7 @@ func TestForecastModes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var h History
 			f := &v1alpha1.MetricForecast{Lead: lead, Mode: c.mode}
-			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist))
+			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist), nil)
 			if res.Desired != c.desired {
 				t.Errorf("desired %d, want %d", res.Desired, c.desired)
 			}
@@ -79,7 +79,7 @@ func TestForecastBacktestMemo(t *testing.T) {
 	var h History
 	f := &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}}
 	in := forecastInput(&h, 2, 20_000, f, dailyPeak(3, 20, 50))
-	Evaluate(in)
+	Evaluate(in, nil)
 	first := h.Backtests[0]
 	if !first.Result.OK || !first.At.Equal(start) {
 		t.Fatalf("memo %+v", first)
@@ -87,18 +87,18 @@ func TestForecastBacktestMemo(t *testing.T) {
 	// A flat history within the hour: the memo (paid off) still applies.
 	in = forecastInput(&h, 2, 20_000, f, flat(3, 50))
 	in.Now = start.Add(BacktestRefresh - time.Second)
-	if res := Evaluate(in); !applied(res) || h.Backtests[0].At != first.At {
+	if res := Evaluate(in, nil); !applied(res) || h.Backtests[0].At != first.At {
 		t.Errorf("within the hour: applied %v, memo at %v; want the memo of %v, applied", applied(res), h.Backtests[0].At, first.At)
 	}
 	// After the hour the backtest reads the flat history: not paid off.
 	in.Now = start.Add(BacktestRefresh)
-	if res := Evaluate(in); applied(res) || !h.Backtests[0].At.Equal(in.Now) || !math.IsNaN(h.Backtests[0].Result.ShortRatio()) {
+	if res := Evaluate(in, nil); applied(res) || !h.Backtests[0].At.Equal(in.Now) || !math.IsNaN(h.Backtests[0].Result.ShortRatio()) {
 		t.Errorf("after the hour: applied %v, memo %+v", applied(res), h.Backtests[0])
 	}
 	// A new lead is a new backtest at once.
 	in = forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 4 * time.Minute}}, dailyPeak(3, 20, 50))
 	in.Now = start.Add(BacktestRefresh + time.Minute)
-	if Evaluate(in); !h.Backtests[0].At.Equal(in.Now) {
+	if Evaluate(in, nil); !h.Backtests[0].At.Equal(in.Now) {
 		t.Errorf("a new lead kept the memo of %v", h.Backtests[0].At)
 	}
 }
@@ -122,14 +122,14 @@ func BenchmarkEvaluateForecast(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			var h History
-			Evaluate(forecastInput(&h, 2, 20_000, f, hist))
+			Evaluate(forecastInput(&h, 2, 20_000, f, hist), nil)
 			b.ReportAllocs()
 			for b.Loop() {
 				if !memo {
 					h.Backtests = nil
 				}
 				h.Recommendations = nil
-				if res := Evaluate(forecastInput(&h, 2, 20_000, f, hist)); !applied(res) {
+				if res := Evaluate(forecastInput(&h, 2, 20_000, f, hist), nil); !applied(res) {
 					b.Fatal("the forecast does not apply")
 				}
 			}

@@ -91,7 +91,7 @@ func TestForecastFloor(t *testing.T) {
 			if c.failed {
 				in.Readings[0].FetchErr, in.Readings[0].Values = errors.New("prometheus is down"), nil
 			}
-			res := Evaluate(in)
+			res := Evaluate(in, nil)
 			if res.Write != c.write || res.Desired != c.desired {
 				t.Errorf("write %v desired %d, want %v %d", res.Write, res.Desired, c.write, c.desired)
 			}
@@ -118,7 +118,7 @@ func TestForecastFloor(t *testing.T) {
 func TestForecastFloorThroughBehaviors(t *testing.T) {
 	var h History
 	in := forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}, Method: "SeasonalMax"}, dailyPeak(3, 20, 90))
-	res := Evaluate(in)
+	res := Evaluate(in, nil)
 	if res.Desired != 4 || !strings.HasPrefix(res.Decision.RescaleReason, "forecast of queue: 90") {
 		t.Errorf("desired %d reason %q, want the default limit 4 and the forecast as the reason", res.Desired, res.Decision.RescaleReason)
 	}
@@ -207,7 +207,7 @@ func TestForecastLevelReadsTheCurrentValue(t *testing.T) {
 			var h History
 			in := forecastInput(&h, 2, 0, &v1alpha1.MetricForecast{Method: "LevelCorrected"}, stale)
 			in.Readings[0].Values, in.Readings[0].Timestamp = c.values, c.at
-			res := Evaluate(in)
+			res := Evaluate(in, nil)
 			fs := res.Forecasts()
 			if len(fs) != 1 || fs[0].Value < c.want-0.01 || fs[0].Value > c.want+0.01 {
 				t.Errorf("forecasts %+v, want the value %.3f", fs, c.want)

@@ -3,6 +3,7 @@ package evaluation
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -61,7 +62,7 @@ type Input struct {
 	// ages count up to it.
 	Now, ReadAt time.Time
 	// History is what the autoscaler carries from one evaluation to the
-	// next; Evaluate and Written update it (required).
+	// next; Evaluate updates it (required).
 	History *History
 	// Scratch, when set, lends its buffers to the result (see Scratch).
 	Scratch *Scratch
@@ -110,6 +111,19 @@ type Spec struct {
 	SyncPeriod time.Duration
 }
 
+// Extensions is the extensions an autoscaler sets. The zero Extensions sets
+// none.
+type Extensions struct {
+	// Paused: never write the scale.
+	Paused bool
+	// DryRun: record what would be done, never write the scale.
+	DryRun bool
+	// ScaleToZero and Fallback configure the stages Activation and Fallback
+	// (fallback_activation.go); nil: off.
+	ScaleToZero *ScaleToZero
+	Fallback    *Fallback
+}
+
 // FromAutoscaler returns the evaluation's view of an Autoscaler's spec. The
 // result shares nothing mutable with spec.
 func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
@@ -123,8 +137,38 @@ func FromAutoscaler(spec *v1alpha1.AutoscalerSpec) Spec {
 	}
 }
 
-// What a spec sets, so that an evaluation enters an extension's file only
-// when the spec calls for it.
+// FromHPA returns the evaluation's view of a HorizontalPodAutoscaler run in
+// drop-in mode: its spec, and the extensions and the sync period its
+// annotations set (v1alpha1.PausedAnnotation and DryRunAnnotation: "true" or
+// "false"; v1alpha1.SyncPeriodAnnotation: whole seconds in range). An
+// invalid annotation is read as unset and described in warnings, one
+// sentence each. ebbflow-autoscaler and `ebbflow simulate` read an HPA
+// through it alike. The result shares nothing mutable with hpa.
+func FromHPA(hpa *autoscalingv2.HorizontalPodAutoscaler) (spec Spec, warnings []string) {
+	ann := hpa.Annotations
+	flag := func(key string) bool {
+		v, ok := ann[key]
+		switch {
+		case !ok || v == "false":
+			return false
+		case v == "true":
+			return true
+		}
+		warnings = append(warnings, fmt.Sprintf("annotation %s has the invalid value %q (want \"true\" or \"false\"); treated as \"false\"", key, v))
+		return false
+	}
+	spec = Spec{HPA: *hpa.Spec.DeepCopy(), Extensions: Extensions{Paused: flag(v1alpha1.PausedAnnotation), DryRun: flag(v1alpha1.DryRunAnnotation)}}
+	if v, ok := ann[v1alpha1.SyncPeriodAnnotation]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < v1alpha1.MinSyncPeriodSeconds || n > v1alpha1.MaxSyncPeriodSeconds {
+			warnings = append(warnings, fmt.Sprintf("annotation %s has the invalid value %q (want whole seconds from %d to %d); the controller's sync period applies",
+				v1alpha1.SyncPeriodAnnotation, v, v1alpha1.MinSyncPeriodSeconds, v1alpha1.MaxSyncPeriodSeconds))
+		} else {
+			spec.SyncPeriod = time.Duration(n) * time.Second
+		}
+	}
+	return spec, warnings
+}
 
 // HasForecast reports whether a metric of s has a forecast (forecast.go).
 func (s *Spec) HasForecast() bool {
@@ -136,13 +180,9 @@ func (s *Spec) HasForecast() bool {
 	return false
 }
 
-// hasProposalExtension reports whether s sets an extension that acts on
-// the proposal (fallback_activation.go): a fallback, or a metric's
-// activation.
-func (s *Spec) hasProposalExtension() bool {
-	if s.Extensions.Fallback != nil {
-		return true
-	}
+// hasActivation reports whether a metric of s has an activation
+// threshold (fallback_activation.go).
+func (s *Spec) hasActivation() bool {
 	for _, o := range s.MetricOptions {
 		if o.Activation != nil {
 			return true

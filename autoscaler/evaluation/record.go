@@ -3,11 +3,12 @@ package evaluation
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
@@ -28,52 +29,32 @@ const (
 	StageScaleFromZero          = "ScaleFromZero"
 )
 
-// recordInput is everything a record is built from.
-type recordInput struct {
-	Now             time.Time
-	CurrentReplicas int32
-	// Behavior is the spec's behavior (nil: the fixed rules).
-	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
-	// Metrics are the evaluated metrics with their readings, in spec order;
-	// empty when no metric was read.
-	Metrics []Metric
-	// Decision and Adjusted are the results of the decide and adjust stages.
-	Decision Decision
-	Adjusted held
-	// Forecasts are the metrics' forecasts.
-	Forecasts []forecastOutcome
-	// Scaled is true when the scale was written.
-	Scaled bool
-	// Floor is the schedules' floor.
-	Floor *Floor
-	// Err is the failure of the evaluation, if any (scale read, metrics,
-	// scale write).
-	Err error
-}
+// Record returns the whole decision record: its outline with the metrics
+// and the messages of the steps. It is pure and bounded: at most
+// v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages
+// cut to MaxRecordedMessage bytes.
+func (r *Result) Record() v1alpha1.DecisionRecord { return r.build(true) }
 
-// buildRecord returns the record of one evaluation. It is pure and bounded: at most
-// v1alpha1.MaxRecordedMetrics metrics and MaxRecordedSteps steps, messages cut
-// to MaxRecordedMessage bytes.
-func buildRecord(in recordInput) v1alpha1.DecisionRecord {
-	return build(in, true)
-}
+// outline returns the record without its metrics: what Signature reads, at
+// a fraction of Record's cost (the controller builds the whole record only
+// when it is to be written). Its steps are the result's own.
+func (r *Result) outline() v1alpha1.DecisionRecord { return r.build(false) }
 
-// outlineRecord returns the record without its metrics and step messages: what
-// Signature reads, at a fraction of buildRecord's cost (the
-// controller builds the whole record only when it is to be written).
-func outlineRecord(in recordInput) v1alpha1.DecisionRecord {
-	return build(in, false)
-}
-
-func build(in recordInput, whole bool) v1alpha1.DecisionRecord {
-	d := in.Decision
-	rec := v1alpha1.DecisionRecord{
-		Time:            metav1.NewTime(in.Now),
-		CurrentReplicas: in.CurrentReplicas,
-		DesiredReplicas: in.Adjusted.Desired,
-		Scaled:          in.Scaled,
+// build returns the record of the evaluation; its steps are those the
+// stages added, in their order (stages.go).
+func (r *Result) build(whole bool) v1alpha1.DecisionRecord {
+	d := r.Decision
+	current := r.in.Scale.SpecReplicas
+	if r.in.ScaleErr != nil {
+		current = 0
 	}
-	for i, m := range in.Metrics {
+	rec := v1alpha1.DecisionRecord{
+		Time:            metav1.NewTime(r.in.ReadAt),
+		CurrentReplicas: current,
+		DesiredReplicas: d.Desired,
+		Scaled:          r.Scaled,
+	}
+	for i, m := range r.Metrics {
 		if i == v1alpha1.MaxRecordedMetrics || !whole {
 			break
 		}
@@ -82,67 +63,45 @@ func build(in recordInput, whole bool) v1alpha1.DecisionRecord {
 	if d.Aggregate != nil && d.Aggregate.Usable {
 		p := d.Aggregate.Replicas
 		rec.Proposal, rec.WinningMetric = &p, cut(d.Aggregate.Metric)
-		if w := winner(in); w != nil {
+		if w := r.winner(); w != nil {
 			rec.WinningMetric = metricName(*w)
 		}
 	}
-	rec.Steps = steps(in, whole)
-	if len(rec.Steps) > v1alpha1.MaxRecordedSteps {
-		rec.Steps = rec.Steps[:v1alpha1.MaxRecordedSteps]
+	if steps := r.steps[:min(len(r.steps), v1alpha1.MaxRecordedSteps)]; whole && len(steps) > 0 {
+		rec.Steps = slices.Clone(steps)
+	} else if len(steps) > 0 {
+		rec.Steps = steps
 	}
-	if in.Err != nil {
-		rec.Error = cut(in.Err.Error())
+	err := r.Err
+	if err == nil {
+		err = d.Err
 	}
-	rec.Outcome, rec.NotScaledReason = outcome(in)
-	if rec.Outcome == v1alpha1.OutcomeFailed && !in.Scaled {
-		rec.DesiredReplicas = in.CurrentReplicas
+	if err != nil {
+		rec.Error = cut(err.Error())
+	}
+	rec.Outcome, rec.NotScaledReason = r.outcome(err)
+	if rec.Outcome == v1alpha1.OutcomeFailed && !r.Scaled {
+		rec.DesiredReplicas = current
 	}
 	return rec
 }
 
-func outcome(in recordInput) (v1alpha1.Outcome, string) {
+func (r *Result) outcome(err error) (v1alpha1.Outcome, string) {
 	switch {
-	case in.Scaled && in.Adjusted.Desired > in.CurrentReplicas:
+	case r.Scaled && r.Decision.Desired > r.in.Scale.SpecReplicas:
 		return v1alpha1.OutcomeScaledUp, ""
-	case in.Scaled:
+	case r.Scaled:
 		return v1alpha1.OutcomeScaledDown, ""
-	case in.Err != nil && (in.Decision.Failed || in.Adjusted.Write || in.Decision.Gate.Action == ""):
+	case err != nil && (r.Decision.Failed || r.Write || r.Decision.Gate.Action == ""):
 		return v1alpha1.OutcomeFailed, "the evaluation failed"
-	case in.Adjusted.Hold == HoldPaused:
+	case r.held == HoldPaused:
 		return v1alpha1.OutcomeWouldScale, "paused"
-	case in.Adjusted.Hold == HoldDryRun:
+	case r.held == HoldDryRun:
 		return v1alpha1.OutcomeWouldScale, "dry run"
-	case in.Decision.Gate.Action == ScalingDisabled:
+	case r.Decision.Gate.Action == ScalingDisabled:
 		return v1alpha1.OutcomeUnchanged, "scaling is disabled since the replica count of the target is zero"
 	}
 	return v1alpha1.OutcomeUnchanged, "the desired replicas equal the current replicas"
-}
-
-// Record returns the whole decision record (the outline with the metrics
-// and the messages of the steps).
-func (r *Result) Record() v1alpha1.DecisionRecord { return buildRecord(r.recordInput()) }
-
-func (r *Result) recordInput() recordInput {
-	in := &r.in
-	ri := recordInput{
-		Now:             in.ReadAt,
-		CurrentReplicas: in.Scale.SpecReplicas,
-		Behavior:        in.Spec.HPA.Behavior,
-		Metrics:         r.Metrics,
-		Decision:        r.Decision,
-		Adjusted:        r.holds,
-		Forecasts:       r.forecastOutcomes,
-		Scaled:          r.Scaled,
-		Floor:           &r.Floor,
-		Err:             r.Err,
-	}
-	if in.ScaleErr != nil {
-		ri.CurrentReplicas = 0
-	}
-	if r.Err == nil {
-		ri.Err = r.Decision.Err
-	}
-	return ri
 }
 
 // cut bounds a message to v1alpha1.MaxRecordedMessage bytes, on a rune
@@ -208,4 +167,121 @@ func DecodeRecord(s string) (*v1alpha1.DecisionRecord, error) {
 		return nil, fmt.Errorf("decode decision record: %w", err)
 	}
 	return &r, nil
+}
+
+// winner returns the metric whose proposal won, if any.
+func (r *Result) winner() *Metric {
+	a := r.Decision.Aggregate
+	if a == nil || !a.Usable {
+		return nil
+	}
+	for i := range r.Metrics {
+		p := r.Metrics[i].Evaluated.Proposal
+		if p.Err == nil && p.Metric == a.Metric && p.Replicas == a.Replicas {
+			return &r.Metrics[i]
+		}
+	}
+	return nil
+}
+
+func metricRecord(m Metric) v1alpha1.MetricRecord {
+	spec := m.Reading.Spec
+	r := v1alpha1.MetricRecord{Type: string(spec.Type), Name: metricName(m)}
+	if !m.Reading.Timestamp.IsZero() {
+		t := metav1.NewTime(m.Reading.Timestamp)
+		r.Timestamp = &t
+	}
+	if m.Evaluated.Proposal.Err != nil {
+		r.Error = cut(m.Evaluated.Proposal.Err.Error())
+		return r
+	}
+	n := m.Evaluated.Proposal.Replicas
+	r.Replicas, r.Reason = &n, string(m.Evaluated.Result.Reason)
+	if m.Reason != "" {
+		r.Reason = cut(m.Reason)
+	}
+	r.TargetType, r.Target = target(spec)
+	r.Value = value(m.Evaluated.Status, r.TargetType)
+	return r
+}
+
+// metricName names a metric of a record: its own Name, or MetricName.
+func metricName(m Metric) string {
+	if m.Name != "" {
+		return cut(m.Name)
+	}
+	return cut(MetricName(m.Reading.Spec))
+}
+
+// MetricName names a metric in records and messages: the metric's name, or
+// the resource (and container) of Resource metrics.
+func MetricName(spec autoscalingv2.MetricSpec) string {
+	switch {
+	case spec.Resource != nil:
+		return string(spec.Resource.Name)
+	case spec.ContainerResource != nil:
+		return string(spec.ContainerResource.Name) + "/" + spec.ContainerResource.Container
+	case spec.Pods != nil:
+		return spec.Pods.Metric.Name
+	case spec.Object != nil:
+		return spec.Object.Metric.Name + " on " + spec.Object.DescribedObject.Kind + "/" + spec.Object.DescribedObject.Name
+	case spec.External != nil:
+		return spec.External.Metric.Name
+	}
+	return ""
+}
+
+func target(spec autoscalingv2.MetricSpec) (string, *resource.Quantity) {
+	var t autoscalingv2.MetricTarget
+	switch {
+	case spec.Resource != nil:
+		t = spec.Resource.Target
+	case spec.ContainerResource != nil:
+		t = spec.ContainerResource.Target
+	case spec.Pods != nil:
+		t = spec.Pods.Target
+	case spec.Object != nil:
+		t = spec.Object.Target
+	case spec.External != nil:
+		t = spec.External.Target
+	}
+	switch {
+	case t.AverageValue != nil:
+		return string(autoscalingv2.AverageValueMetricType), copyQ(t.AverageValue)
+	case t.Value != nil:
+		return string(autoscalingv2.ValueMetricType), copyQ(t.Value)
+	case t.AverageUtilization != nil:
+		return string(autoscalingv2.UtilizationMetricType), resource.NewQuantity(int64(*t.AverageUtilization), resource.DecimalSI)
+	}
+	return string(t.Type), nil
+}
+
+func value(s autoscalingv2.MetricStatus, targetType string) *resource.Quantity {
+	var v autoscalingv2.MetricValueStatus
+	switch {
+	case s.Resource != nil:
+		v = s.Resource.Current
+	case s.ContainerResource != nil:
+		v = s.ContainerResource.Current
+	case s.Pods != nil:
+		v = s.Pods.Current
+	case s.Object != nil:
+		v = s.Object.Current
+	case s.External != nil:
+		v = s.External.Current
+	}
+	switch {
+	case targetType == string(autoscalingv2.UtilizationMetricType) && v.AverageUtilization != nil:
+		return resource.NewQuantity(int64(*v.AverageUtilization), resource.DecimalSI)
+	case v.AverageValue != nil:
+		return copyQ(v.AverageValue)
+	case v.Value != nil:
+		return copyQ(v.Value)
+	}
+	return nil
+}
+
+func copyQ(q *resource.Quantity) *resource.Quantity {
+	c := q.DeepCopy()
+	return &c
 }

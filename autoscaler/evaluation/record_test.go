@@ -28,7 +28,7 @@ func externalSpec(name, target string) autoscalingv2.MetricSpec {
 	}}
 }
 
-// scenario runs the real decide stage on External Value metrics (values in
+// scenario runs the evaluation on External Value metrics (values in
 // whole units, current replicas, behavior, recommendation history, scale
 // events) and builds the record, as the controller does.
 type scenario struct {
@@ -44,28 +44,27 @@ type scenario struct {
 
 func (s scenario) build(t *testing.T) v1alpha1.DecisionRecord {
 	t.Helper()
-	shared := Shared{SpecReplicas: s.current, StatusReplicas: s.current, Tolerances: replicas.UniformTolerances(0.1)}
-	for i := range s.current {
-		shared.Pods = append(shared.Pods, replicas.Pod{Name: string(rune('a' + i)), Phase: corev1.PodRunning, Ready: &replicas.ReadyCondition{Status: corev1.ConditionTrue}})
+	in := Input{
+		Spec:     Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &s.min, MaxReplicas: s.max, Behavior: s.behavior}, Extensions: s.ext},
+		Settings: DefaultSettings(), Namespace: "ns", Target: "Deployment/ns/web",
+		Scale:   Scale{SpecReplicas: s.current, StatusReplicas: s.current},
+		Now:     recordNow,
+		History: &History{Recommendations: s.history, Events: s.events},
 	}
-	var metrics []Metric
-	var props []Proposal
+	if s.scaledToZero {
+		in.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue}}
+	}
+	for i := range s.current {
+		in.Pods = append(in.Pods, replicas.Pod{Name: string(rune('a' + i)), Phase: corev1.PodRunning, Ready: &replicas.ReadyCondition{Status: corev1.ConditionTrue}})
+	}
 	for i, v := range s.values {
 		r := Reading{Spec: externalSpec("m"+string(rune('0'+i)), s.targets[i]), Values: []int64{v * 1000}, Timestamp: recordNow.Add(-10 * time.Second)}
-		e := Propose(r, shared)
-		metrics = append(metrics, Metric{Reading: r, Evaluated: e})
-		props = append(props, e.Proposal)
+		in.Spec.HPA.Metrics = append(in.Spec.HPA.Metrics, r.Spec)
+		in.Readings = append(in.Readings, r)
 	}
-	d := decide(decideInput{
-		Bounds: Bounds{CurrentReplicas: s.current, MinReplicas: s.min, MaxReplicas: s.max,
-			HasObjectOrExternal: true, ScaledToZero: s.scaledToZero},
-		Proposals: props,
-		Normalize: behavior.Request{Behavior: s.behavior, DownscaleStabilizationWindow: 5 * time.Minute,
-			Recommendations: behavior.SeedRecommendations(s.history, s.current, recordNow), Events: s.events, Now: recordNow},
-	})
-	adj := applyHolds(holdInput{Spec: s.ext, CurrentReplicas: s.current, Desired: d.Desired, Rescale: d.Rescale, Failed: d.Failed})
-	return buildRecord(recordInput{Now: recordNow, CurrentReplicas: s.current, Behavior: s.behavior, Metrics: metrics,
-		Decision: d, Adjusted: adj, Scaled: adj.Write, Err: d.Err})
+	// As the controller: every stage, the write succeeding.
+	res := Evaluate(in, func(int32, string) (time.Time, error) { return recordNow, nil })
+	return res.Record()
 }
 
 func stagesOf(r v1alpha1.DecisionRecord) []string { return StageNames(&r) }
@@ -166,11 +165,10 @@ func TestBuildMetrics(t *testing.T) {
 func TestBuildFailedMetric(t *testing.T) {
 	spec := externalSpec("queue", "10")
 	r := Reading{Spec: spec, Err: fetchError(spec, "ns", errors.New("unable to fetch metrics"))}
-	e := Propose(r, Shared{SpecReplicas: 3})
-	d := decide(decideInput{Bounds: Bounds{CurrentReplicas: 3, MinReplicas: 1, MaxReplicas: 10},
-		Proposals: []Proposal{e.Proposal}})
-	rec := buildRecord(recordInput{Now: recordNow, CurrentReplicas: 3, Metrics: []Metric{{Reading: r, Evaluated: e}}, Decision: d,
-		Adjusted: applyHolds(holdInput{CurrentReplicas: 3, Desired: d.Desired, Failed: d.Failed}), Err: d.Err})
+	minR := int32(1)
+	res := Evaluate(Input{Spec: Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{spec}}},
+		Settings: DefaultSettings(), Scale: Scale{SpecReplicas: 3, StatusReplicas: 3}, Readings: []Reading{r}, Now: recordNow, History: &History{}}, nil)
+	rec := res.Record()
 	if rec.Outcome != v1alpha1.OutcomeFailed || rec.DesiredReplicas != 3 || rec.Scaled || rec.Error == "" {
 		t.Errorf("record = %+v", rec)
 	}

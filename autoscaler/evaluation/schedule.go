@@ -247,44 +247,42 @@ func (f *Floor) message() string {
 		f.Schedule, f.Replicas, f.Until.UTC().Format(time.RFC3339))
 }
 
-// withFloor returns the override that raises the combined proposal (or the
-// inner override's replicas) to the floor, so the rise goes through the
-// scale-up behavior and the bounds; without a floor it returns inner. With
-// failed metrics upstream keeps the current count; the floor still raises
-// it (a schedule does not need metrics), and never lowers anything.
-func withFloor(inner func(Aggregate) *Override, f Floor, current int32) func(Aggregate) *Override {
-	if f.Replicas <= 0 {
-		return inner
+// schedule is the stage Schedule: the schedules' floor at Now (Floor, also
+// when the count is decided already: Spec.NextEvaluation reads it) and its
+// condition; it raises the proposal to the floor, so the rise goes through
+// the scale-up behavior and the bounds. With failed metrics upstream keeps
+// the current count; the floor still raises it (a schedule does not need
+// metrics), and never lowers anything.
+func (r *Result) schedule(p proposal) (proposal, []v1alpha1.DecisionStep) {
+	if len(r.in.Spec.Schedules) > 0 {
+		r.Floor = ActiveFloor(r.in.Spec.Schedules, r.bounds.MinReplicas, r.in.Now)
 	}
-	return func(agg Aggregate) *Override {
-		var o *Override
-		if inner != nil {
-			o = inner(agg)
-		}
-		base := agg.Replicas
-		switch {
-		case o != nil && o.Hold:
-			base = current
-		case o != nil:
-			base = o.Replicas
-		case !agg.Usable:
-			base = current
-		}
-		if f.Replicas <= base {
-			return o
-		}
-		msg := f.message()
-		if o != nil {
-			msg = o.Message + "; " + msg
-		}
-		return &Override{Stage: StageSchedule, Replicas: f.Replicas, Message: msg}
+	r.scheduleCondition(&r.Floor)
+	if p.Decided || r.Floor.Replicas <= 0 {
+		return p, nil
 	}
+	return withFloor(p, r.Floor, r.bounds.CurrentReplicas)
 }
 
-// floorUnused reports whether an active floor did not raise the decision
-// (the metrics asked for more), so the record says so in a step of its own.
-func floorUnused(f *Floor, d *Decision) bool {
-	return f != nil && f.Replicas > 0 && d.Aggregate != nil && (d.Override == nil || d.Override.Stage != StageSchedule)
+// withFloor raises p (the current count when p is a Hold or the metrics
+// allow no decision) to the floor f; the step says so, or that the floor
+// was not above p.
+func withFloor(p proposal, f Floor, current int32) (proposal, []v1alpha1.DecisionStep) {
+	base := p.Replicas
+	if p.Hold || !p.Usable {
+		base = current
+	}
+	if f.Replicas <= base {
+		return p, []v1alpha1.DecisionStep{step(StageSchedule, p.Replicas, p.Replicas, f.message()+": not above what the metrics decide")}
+	}
+	// The rescale reason keeps what the floor raised (an extension's
+	// reason); the step says what the floor did.
+	reason := f.message()
+	if p.Override != nil {
+		reason = p.Override.Message + "; " + reason
+	}
+	next, _ := p.override(&Override{Stage: StageSchedule, Replicas: f.Replicas, Message: reason})
+	return next, []v1alpha1.DecisionStep{step(StageSchedule, p.Replicas, f.Replicas, f.message())}
 }
 
 // scheduleCondition reports the schedules in the Schedule condition and

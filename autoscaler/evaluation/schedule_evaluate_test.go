@@ -27,7 +27,7 @@ func TestEvaluateRaisesToFloorThroughScaleUp(t *testing.T) {
 	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 12)
 	at := utc("2026-11-23T12:00:30Z")
 	var h History
-	res := Evaluate(scheduled(&h, 2, 2, at, s))
+	res := Evaluate(scheduled(&h, 2, 2, at, s), nil)
 	// without a behavior, upstream's scale-up limit: max(2 × current, 4).
 	if !res.Write || res.Desired != 4 {
 		t.Fatalf("floor 12 from 2: desired %d write %v, want 4 (the scale-up limit)", res.Desired, res.Write)
@@ -40,25 +40,25 @@ func TestEvaluateRaisesToFloorThroughScaleUp(t *testing.T) {
 		t.Errorf("Schedule condition %+v", c)
 	}
 	rec := res.Record()
-	if st := stage(rec, StageSchedule); st == nil || st.From != 2 || st.To != 12 || !strings.Contains(st.Message, "sale") {
+	if st := stepOf(rec, StageSchedule); st == nil || st.From != 2 || st.To != 12 || !strings.Contains(st.Message, "sale") {
 		t.Errorf("record steps %+v, want Schedule 2 → 12", rec.Steps)
 	}
-	if st := stage(rec, StageScaleUpLimit); st == nil || st.From != 12 || st.To != 4 {
+	if st := stepOf(rec, StageScaleUpLimit); st == nil || st.From != 12 || st.To != 4 {
 		t.Errorf("record steps %+v, want ScaleUpLimit 12 → 4", rec.Steps)
 	}
 	// The metrics asking for more than the floor: they decide; the record
 	// still shows the floor.
 	h = History{}
-	res = Evaluate(scheduled(&h, 15, 15, at, s))
+	res = Evaluate(scheduled(&h, 15, 15, at, s), nil)
 	if res.Write || res.Desired != 15 {
 		t.Errorf("metrics at 15 above the floor 12: desired %d write %v", res.Desired, res.Write)
 	}
-	if st := stage(res.Record(), StageSchedule); st == nil || st.From != 15 || st.To != 15 {
+	if st := stepOf(res.Record(), StageSchedule); st == nil || st.From != 15 || st.To != 15 {
 		t.Errorf("record steps %+v, want an unchanged Schedule step", res.Record().Steps)
 	}
 }
 
-func stage(rec v1alpha1.DecisionRecord, name string) *v1alpha1.DecisionStep {
+func stepOf(rec v1alpha1.DecisionRecord, name string) *v1alpha1.DecisionStep {
 	for i := range rec.Steps {
 		if rec.Steps[i].Stage == name {
 			return &rec.Steps[i]
@@ -71,7 +71,7 @@ func stage(rec v1alpha1.DecisionRecord, name string) *v1alpha1.DecisionStep {
 func TestFloorAboveMaxReplicasClamped(t *testing.T) {
 	s := Schedule{Name: "big", Cron: sched(t, "x", "0 12 * * *", "", time.Hour, 0, 1).Cron, Duration: time.Hour, MinReplicas: 50}
 	var h History
-	res := Evaluate(scheduled(&h, 18, 2, utc("2026-11-23T12:10:00Z"), s))
+	res := Evaluate(scheduled(&h, 18, 2, utc("2026-11-23T12:10:00Z"), s), nil)
 	if !res.Write || res.Desired != 20 {
 		t.Errorf("floor 50 with maxReplicas 20 from 18: desired %d write %v, want 20", res.Desired, res.Write)
 	}
@@ -97,12 +97,11 @@ func TestFloorReleasedThroughScaleDownBehavior(t *testing.T) {
 	for at := utc("2026-11-23T11:58:00Z"); at.Before(utc("2026-11-23T12:30:00Z")); at = at.Add(15 * time.Second) {
 		in := scheduled(&h, current, 2, at, s)
 		in.Spec.HPA.MinReplicas, in.Spec.HPA.Behavior = &minR, b
-		res := Evaluate(in)
+		res := Evaluate(in, written(at, nil))
 		if res.Floor.Replicas > 0 {
 			lastFloor = at
 		}
 		if res.Write {
-			res.Written(nil, at)
 			if res.Desired < current {
 				if at.Before(lastFloor.Add(time.Duration(window) * time.Second)) {
 					t.Errorf("scaled down to %d at %s, within the stabilization window after the floor's last evaluation %s", res.Desired, at.Format(time.TimeOnly), lastFloor.Format(time.TimeOnly))
@@ -140,7 +139,7 @@ func TestFloorPausedAndDryRun(t *testing.T) {
 		var h History
 		in := scheduled(&h, 2, 2, utc("2026-11-23T12:01:00Z"), s)
 		in.Spec.Extensions = ext
-		res := Evaluate(in)
+		res := Evaluate(in, nil)
 		if res.Write || res.Desired != 4 || res.Outline.Outcome != v1alpha1.OutcomeWouldScale {
 			t.Errorf("%+v: write %v desired %d outcome %s, want a held scale to 4", ext, res.Write, res.Desired, res.Outline.Outcome)
 		}
@@ -162,11 +161,11 @@ func TestFloorWithFailedMetrics(t *testing.T) {
 		in.Readings[0].Values = nil
 		return in
 	}
-	res := Evaluate(failed(2))
+	res := Evaluate(failed(2), nil)
 	if !res.Write || res.Desired != 4 || res.Decision.Failed {
 		t.Errorf("failed metric, floor 4 from 2: write %v desired %d failed %v, want a scale to 4", res.Write, res.Desired, res.Decision.Failed)
 	}
-	res = Evaluate(failed(7))
+	res = Evaluate(failed(7), nil)
 	if res.Write || !res.Decision.Failed {
 		t.Errorf("failed metric, floor 4 at 7: write %v failed %v, want upstream's hold", res.Write, res.Decision.Failed)
 	}
@@ -186,7 +185,7 @@ func TestInvalidScheduleReported(t *testing.T) {
 		t.Fatalf("schedule 1 error %v, want both fields named", err)
 	}
 	var h History
-	res := Evaluate(scheduled(&h, 3, 2, utc("2026-11-23T12:01:00Z"), compiled...))
+	res := Evaluate(scheduled(&h, 3, 2, utc("2026-11-23T12:01:00Z"), compiled...), nil)
 	if res.Desired != 5 {
 		t.Errorf("desired %d, want the valid schedule's floor 5", res.Desired)
 	}
@@ -206,11 +205,11 @@ func TestInvalidScheduleReported(t *testing.T) {
 // Without schedules nothing changes: no condition, no step.
 func TestNoScheduleNoCondition(t *testing.T) {
 	var h History
-	res := Evaluate(scheduled(&h, 2, 2, utc("2026-11-23T12:01:00Z")))
+	res := Evaluate(scheduled(&h, 2, 2, utc("2026-11-23T12:01:00Z")), nil)
 	if c := conditionOf(res.Status, ConditionSchedule); c != nil {
 		t.Errorf("condition %+v without schedules", c)
 	}
-	if st := stage(res.Record(), StageSchedule); st != nil {
+	if st := stepOf(res.Record(), StageSchedule); st != nil {
 		t.Errorf("step %+v without schedules", st)
 	}
 }
@@ -251,7 +250,7 @@ func TestFloorWakesFromZero(t *testing.T) {
 		if scaledToZero {
 			in.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue}}
 		}
-		res := Evaluate(in)
+		res := Evaluate(in, nil)
 		switch {
 		case scaledToZero && (!res.Write || res.Desired != 3):
 			t.Errorf("scaled to zero by the autoscaler: write %v desired %d, want a wake to the floor 3", res.Write, res.Desired)

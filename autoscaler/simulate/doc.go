@@ -1,8 +1,9 @@
 // Package simulate replays recorded metric history through the autoscaler's
 // evaluation (evaluation.Evaluate, the entry point the controller calls: the
 // same bounds, proposals, decision, behaviors, extensions, tolerances and
-// status carried from step to step) on a simulated clock, feeding the
-// simulated replica count back into the metrics.
+// status carried from step to step, its write scaling the simulated
+// workload) on a simulated clock, feeding the simulated replica count back
+// into the metrics.
 //
 // The load model:
 //

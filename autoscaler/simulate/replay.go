@@ -40,6 +40,10 @@ type replay struct {
 	ratios       []float64
 	// due is when the autoscaler is next evaluated (see Spec.NextEvaluation).
 	due time.Time
+	// write is the evaluations' write (evaluation.WriteScale): it scales the
+	// fleet at now, the time of the step.
+	write evaluation.WriteScale
+	now   time.Time
 }
 
 func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
@@ -73,12 +77,16 @@ func newReplay(cfg Config, spec evaluation.Spec, series []Series) *replay {
 	}
 	r.units = unitLoads(&spec, r.kinds, r.perPod)
 	r.histories = forecastHistories(cfg, spec, series)
+	r.write = func(desired int32, _ string) (time.Time, error) {
+		r.fleet.scale(desired, r.now)
+		return r.now, nil
+	}
 	return r
 }
 
 // step runs evaluation i: observe the simulated pods, the recorded values
-// and node counts, evaluate (evaluation.Evaluate, as the controller), write
-// the new count to the fleet.
+// and node counts, evaluate (evaluation.Evaluate, as the controller, its
+// write scaling the fleet).
 func (r *replay) step(i int) Step {
 	now := r.cfg.Start.Add(time.Duration(i) * r.cfg.Step)
 	n := len(r.spec.HPA.Metrics)
@@ -112,15 +120,14 @@ func (r *replay) step(i int) Step {
 		r.underProvisioned(&out)
 		return out
 	}
-	res := evaluation.Evaluate(in)
+	r.now = now
+	res := evaluation.Evaluate(in, r.write)
 	r.due = now.Add(r.spec.NextEvaluation(&res.Floor, now, r.cfg.Step))
 	out.Failed = res.Decision.Failed
 	if res.Decision.Failed && res.Decision.Err != nil {
 		out.Reason = res.Decision.Err.Error()
 	}
-	if res.Write {
-		r.fleet.scale(res.Desired, now)
-		res.Written(nil, now)
+	if res.Scaled {
 		out.Replicas, out.Rescaled, out.Reason = res.Desired, true, res.Decision.RescaleReason
 	}
 	r.status = res.Status
