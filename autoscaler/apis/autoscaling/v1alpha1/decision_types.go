@@ -171,7 +171,7 @@ type DecisionStep struct {
 	// stage names the rule: Bounds, Tolerance, ScaleUpStabilization,
 	// ScaleDownStabilization, ScaleUpLimit, ScaleDownLimit, ScaleUpPolicy,
 	// ScaleDownPolicy, MinReplicas, MaxReplicas, ScaleFromZero, or an
-	// extension (Activation, Fallback, Forecast, Paused, DryRun).
+	// extension (Fallback, Activation, Forecast, Schedule, Paused, DryRun).
 	Stage string `json:"stage"`
 
 	// from and to are the replica counts before and after the step.
