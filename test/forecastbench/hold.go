@@ -14,6 +14,7 @@ func HeldOutTraces(dir string) []Trace {
 		{Name: "twitter-stream", File: dir + "/twitter_stream_2021_08_1min.csv", Interval: time.Minute},
 		{Name: "worldcup98", File: dir + "/worldcup98_1min.csv", Interval: time.Minute},
 		{Name: "alibaba-genai", File: dir + "/alibaba_genai_requests_1min.csv", Interval: time.Minute},
+		{Name: "clarknet-http", File: dir + "/clarknet_http_1995_1min.csv", Interval: time.Minute},
 		{Name: "nab-elb-requests", File: dir + "/nab_elb_request_count_5min.csv", Interval: 5 * time.Minute},
 		{Name: "nab-tweets-aapl", File: dir + "/nab_tweets_aapl_5min.csv", Interval: 5 * time.Minute},
 		{Name: "nab-tweets-goog", File: dir + "/nab_tweets_goog_5min.csv", Interval: 5 * time.Minute},
