@@ -32,6 +32,15 @@ const (
 	// HistoryMaxAge is how long the last good history is used while reads
 	// fail; older, the metric has no forecast and decides reactively.
 	HistoryMaxAge = 30 * time.Minute
+	// HistoryFullRead is how often a history is read whole; the refreshes
+	// in between read only the points since the last read and
+	// historyOverlap before them, and merge them in (forecast.History.Merge):
+	// the whole read costs the controller and the adapter ~30 ms a history
+	// of 10,000 points (docs/benchmarks.md, the self-check's cost).
+	HistoryFullRead = time.Hour
+	// historyOverlap is how far before a history's last point a refresh
+	// reads again: samples that arrived late replace what was read.
+	historyOverlap = 10 * time.Minute
 	// maxHistories bounds the cache; entries unused for HistoryMaxAge go
 	// first.
 	maxHistories = 4096
@@ -54,6 +63,8 @@ type historyCache struct {
 type historyEntry struct {
 	good   *forecast.History
 	goodAt time.Time
+	// fullAt is the last whole read of good.
+	fullAt time.Time
 	// triedAt is the last read; err its failure (nil when it succeeded).
 	triedAt time.Time
 	err     error
@@ -82,7 +93,7 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 		switch {
 		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType && r.Spec.External != nil:
 			m := r.Spec.External.Metric
-			r.History, r.HistoryErr = c.history(ctx, key, i, "External", m, req, func(sel labels.Selector) (forecast.History, error) {
+			r.History, r.HistoryErr = c.history(ctx, key, i, "External", m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 				hr, ok := c.deps.Metrics.(metrics.HistoryReader)
 				if !ok {
 					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
@@ -91,7 +102,7 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 			})
 		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType && r.Spec.Object != nil:
 			m, ref := r.Spec.Object.Metric, r.Spec.Object.DescribedObject
-			r.History, r.HistoryErr = c.history(ctx, key, i, "Object\x00"+ref.APIVersion+"\x00"+ref.Kind+"\x00"+ref.Name, m, req, func(sel labels.Selector) (forecast.History, error) {
+			r.History, r.HistoryErr = c.history(ctx, key, i, "Object\x00"+ref.APIVersion+"\x00"+ref.Kind+"\x00"+ref.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 				hr, ok := c.deps.Metrics.(metrics.ObjectHistoryReader)
 				if !ok {
 					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read object histories", c.deps.Metrics)
@@ -105,7 +116,7 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 				r.HistoryErr = err
 				continue
 			}
-			r.History, r.HistoryErr = c.history(ctx, key, i, "Pods\x00"+w.Key+"\x00"+w.Name, m, req, func(sel labels.Selector) (forecast.History, error) {
+			r.History, r.HistoryErr = c.history(ctx, key, i, "Pods\x00"+w.Key+"\x00"+w.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
 				hr, ok := c.deps.Metrics.(metrics.PodsHistoryReader)
 				if !ok {
 					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read Pods histories", c.deps.Metrics)
@@ -119,9 +130,9 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 }
 
 // history is metric i's history from the cache, read again when due with
-// read. source names where it is read from (the cache key's part besides
-// the metric).
-func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector) (forecast.History, error)) (*forecast.History, error) {
+// read (whole, or its last minutes: readDue). source names where it is
+// read from (the cache key's part besides the metric).
+func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector, metrics.HistoryRequest) (forecast.History, error)) (*forecast.History, error) {
 	// A metric without a selector reads every series (as its current value
 	// does); LabelSelectorAsSelector would make it a selector of nothing,
 	// which cannot carry the history requirements.
@@ -138,14 +149,10 @@ func (c *Controller) history(ctx context.Context, key string, i int, source stri
 	due := e.triedAt.IsZero() || now.Sub(e.triedAt) >= HistoryRefresh || (e.err != nil && now.Sub(e.triedAt) >= HistoryRetry)
 	if due {
 		e.triedAt, e.err = now, nil
-		h, err := read(sel)
-		if err != nil {
+		if err := c.readDue(e, now, req, func(req metrics.HistoryRequest) (forecast.History, error) { return read(sel, req) }); err != nil {
 			e.err = err
 			klog.FromContext(ctx).V(2).Info("Reading a forecast's history failed", "metric", m.Name, "err", err)
-		} else {
-			e.good, e.goodAt = &h, now
 		}
-		c.deps.SelfMetrics.historyRead(err)
 	}
 	switch {
 	case e.good != nil && now.Sub(e.goodAt) <= HistoryMaxAge:
@@ -156,6 +163,34 @@ func (c *Controller) history(ctx context.Context, key string, i int, source stri
 		return nil, fmt.Errorf("its history is older than %v", HistoryMaxAge)
 	}
 	return nil, evaluation.ErrNoHistory
+}
+
+// readDue reads e's history again: only its points since the last read
+// (and historyOverlap before them) merged into e.good while a whole read
+// is less than HistoryFullRead old, else whole. A partial read that fails
+// or does not join e.good is followed by a whole one.
+func (c *Controller) readDue(e *historyEntry, now time.Time, req metrics.HistoryRequest, read func(metrics.HistoryRequest) (forecast.History, error)) error {
+	if g := e.good; g != nil && g.Step == req.Step && len(g.Values) > 0 && now.Sub(e.fullAt) < HistoryFullRead {
+		end := g.Start.Add(time.Duration(len(g.Values)-1) * g.Step)
+		since := (now.Sub(end) + historyOverlap + req.Step - 1) / req.Step * req.Step
+		if since < req.Range {
+			h, err := read(metrics.HistoryRequest{Range: since, Step: req.Step})
+			c.deps.SelfMetrics.historyRead(err)
+			if err == nil {
+				if merged, ok := g.Merge(h, req.Range); ok {
+					e.good, e.goodAt = &merged, now
+					return nil
+				}
+			}
+		}
+	}
+	h, err := read(req)
+	c.deps.SelfMetrics.historyRead(err)
+	if err != nil {
+		return err
+	}
+	e.good, e.goodAt, e.fullAt = &h, now, now
+	return nil
 }
 
 // entry is the cache entry of hkey, created when missing; the cache drops

@@ -36,7 +36,9 @@ type historyClient struct {
 	clock func() time.Time
 	mu    sync.Mutex
 	value float64
-	err   error
+	// valueAt, if set, is the value at each time instead of value.
+	valueAt func(time.Time) float64
+	err     error
 	reads []string
 	// nothing counts reads the real client would refuse.
 	nothing int
@@ -72,10 +74,14 @@ func (c *historyClient) read(what string, sel labels.Selector, req metrics.Histo
 	if c.err != nil {
 		return forecast.History{}, c.err
 	}
+	// On the step's grid, as a subquery's evaluation times are.
 	n := int(req.Range/req.Step) + 1
-	h := forecast.History{Start: c.clock().Add(-req.Range), Step: req.Step, Values: make([]float64, n)}
+	h := forecast.History{Start: c.clock().Add(-req.Range).Truncate(req.Step), Step: req.Step, Values: make([]float64, n)}
 	for i := range h.Values {
 		h.Values[i] = c.value
+		if c.valueAt != nil {
+			h.Values[i] = c.valueAt(h.Start.Add(time.Duration(i) * req.Step))
+		}
 	}
 	return h, nil
 }
@@ -177,6 +183,56 @@ func TestForecastMetricGetsItsHistory(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(f.ctrl.deps.SelfMetrics.history.reads.WithLabelValues("success")); got != 2 {
 		t.Fatalf("history_reads_total{result=success} = %v", got)
+	}
+}
+
+// TestForecastHistoryRefreshReadsTheMinutesSince: a refresh reads only the
+// minutes since the last read and historyOverlap before them, and the
+// merged history is what a whole read would give; a whole read comes again
+// after HistoryFullRead.
+func TestForecastHistoryRefreshReadsTheMinutesSince(t *testing.T) {
+	m := externalMetric("rps", "10")
+	m.External.Metric.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "orders"}}
+	f, hc, _ := forecastFixture(t, m)
+	hc.valueAt = func(at time.Time) float64 { return float64(at.Unix() / 60 % 1440) }
+	const key = "Autoscaler/ns/web"
+	sync := func() {
+		t.Helper()
+		if _, err := f.sync(key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync()
+	f.clock.Step(HistoryRefresh)
+	sync()
+	want := []string{"ns/rps{queue=orders} 169h0m0s 1m0s", "ns/rps{queue=orders} 15m0s 1m0s"}
+	if !slices.Equal(hc.reads, want) {
+		t.Fatalf("history reads %q, want %q", hc.reads, want)
+	}
+	if len(f.ctrl.histories.entries) != 1 {
+		t.Fatalf("%d cached histories, want 1", len(f.ctrl.histories.entries))
+	}
+	var got *forecast.History
+	for _, e := range f.ctrl.histories.entries {
+		got = e.good
+	}
+	whole, err := hc.read("whole", labels.Everything(), metrics.HistoryRequest{Range: 169 * time.Hour, Step: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Start.Equal(whole.Start) || !slices.Equal(got.Values, whole.Values) {
+		t.Fatalf("merged history from %v, %d values, differs from a whole read's from %v, %d values", got.Start, len(got.Values), whole.Start, len(whole.Values))
+	}
+	// The first read was whole; the refreshes up to HistoryFullRead after
+	// it are partial, the one then whole.
+	hc.reads = nil
+	steps := int(HistoryFullRead/HistoryRefresh) - 1
+	for range steps {
+		f.clock.Step(HistoryRefresh)
+		sync()
+	}
+	if n := len(hc.reads); n != steps || hc.reads[n-1] != want[0] || hc.reads[n-2] != want[1] {
+		t.Fatalf("reads in the next %v: %q; want partial ones, then a whole one at %v", HistoryFullRead, hc.reads, HistoryFullRead)
 	}
 }
 
