@@ -35,12 +35,12 @@ test-unit:
 test-integration: deps
 	hack/build-tools.sh prometheus3 mimir victoria-metrics && $(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
 
-## test-stores: ebbflow-adapter in front of Grafana Mimir and VictoriaMetrics fed by Prometheus' remote write (test/storetest), each store killed STORE_KILLS times (default 5) for STORE_OUTAGE (default 20s) under load; log in _output/bench/ (see docs/stores.md, docs/benchmarks.md)
+## test-stores: ebbflow-adapter in front of Grafana Mimir and VictoriaMetrics fed by Prometheus' remote write (test/storetest), each store killed STORE_KILLS times (default 5) for STORE_OUTAGE (default 20s) under load, Mimir with its default Retry-After bound (96 s); log in _output/bench/ (see docs/stores.md, docs/benchmarks.md)
 STORE_KILLS ?= 5
 STORE_OUTAGE ?= 20s
 test-stores:
 	@mkdir -p _output/bench
-	hack/deps.sh prometheus3 mimir victoria-metrics && EBBFLOW_STORE_KILLS=$(STORE_KILLS) EBBFLOW_STORE_OUTAGE=$(STORE_OUTAGE) $(GO) test -count=1 -timeout 30m -v ./test/storetest/ 2>&1 | tee _output/bench/stores-$$(date -u +%Y%m%dT%H%M%SZ).log
+	hack/deps.sh prometheus3 mimir victoria-metrics && EBBFLOW_STORE_KILLS=$(STORE_KILLS) EBBFLOW_STORE_OUTAGE=$(STORE_OUTAGE) EBBFLOW_STORE_MIMIR_DEFAULTS=1 $(GO) test -count=1 -timeout 30m -v ./test/storetest/ 2>&1 | tee _output/bench/stores-$$(date -u +%Y%m%dT%H%M%SZ).log
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:
