@@ -72,6 +72,7 @@ type read struct {
 	kind    readKind
 	outcome outcome
 	problem string
+	low     float64 // a wrong rate's lowest value over the served rate
 }
 
 // load reads through the adapter from readers goroutines, each every 100 ms
@@ -126,6 +127,9 @@ func readOnce(s *stack, k readKind) read {
 			fmt.Sscanf(it.DescribedObject.Name, "web-%d", &i)
 			if v := it.Value.AsApproximateFloat64(); !near(v, 10*float64(i+1)) {
 				rd.outcome, rd.problem = wrong, fmt.Sprintf("%s at %g/s, serving %d/s", it.DescribedObject.Name, v, 10*(i+1))
+				if r := v / (10 * float64(i+1)); rd.low == 0 || r < rd.low {
+					rd.low = r
+				}
 			}
 		}
 	case readQueue:
@@ -147,6 +151,7 @@ type killResult struct {
 	reads    int
 	failed   [readKinds]int // per kind, from the kill to the next kill (or the end)
 	wrong    [readKinds]int
+	low      float64       // the lowest wrong rate over the served rate
 	startup  time.Duration // restart until the store answered ready
 	recovery time.Duration // ready until the last read that was not good
 	caughtUp time.Duration // ready until the outage's samples were in the store
@@ -258,6 +263,9 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 			case wrong:
 				r.wrong[rd.kind]++
 				last = rd.at
+				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
+					r.low = rd.low
+				}
 			}
 		}
 		if last.After(readies[i]) {
@@ -274,8 +282,8 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 	t.Logf("REPORT %s: %d reads (6 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
 		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
 	for i, r := range results {
-		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d; store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
-			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue],
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d (lowest at %.0f%% of the true rate); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], 100*r.low,
 			r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
 	}
 }
