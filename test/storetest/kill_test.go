@@ -251,11 +251,15 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 			end = kills[i+1]
 		}
 		var last time.Time
+		after := map[string]int{} // what reads after the store was ready again answered
 		for _, rd := range reads {
 			if rd.at.Before(at) || !rd.at.Before(end) {
 				continue
 			}
 			r.reads++
+			if rd.outcome != good && rd.at.After(readies[i]) {
+				after[readNames[rd.kind]+": "+rd.problem]++
+			}
 			switch rd.outcome {
 			case failed:
 				r.failed[rd.kind]++
@@ -271,6 +275,9 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		if last.After(readies[i]) {
 			r.recovery = last.Sub(readies[i])
 		}
+		if len(after) > 0 {
+			t.Logf("%s kill %d: reads not good after the store was ready again: %v", k, i+1, after)
+		}
 		if bound := retryAfter + 30*time.Second; r.recovery > bound {
 			t.Errorf("%s kill %d: reads not good until %v after the store was ready again (bound %v)", k, i+1, r.recovery, bound)
 		}
@@ -282,8 +289,16 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 	t.Logf("REPORT %s: %d reads (6 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
 		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
 	for i, r := range results {
-		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d (lowest at %.0f%% of the true rate); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
-			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], 100*r.low,
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d%s; store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], lowest(r.low),
 			r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
 	}
+}
+
+// lowest says how low the lowest wrong rate read, if one did.
+func lowest(low float64) string {
+	if low == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (lowest at %.0f%% of the true rate)", 100*low)
 }
