@@ -212,10 +212,7 @@ type stack struct {
 	resource *httptest.Server
 }
 
-var (
-	pods     = schema.GroupResource{Resource: "pods"}
-	services = schema.GroupResource{Resource: "services"}
-)
+var pods = schema.GroupResource{Resource: "pods"}
 
 // newStack wires the adapter as the server does (guarded client, discovery,
 // providers) over client, relists once and serves it.
