@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +20,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 
+	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 )
@@ -44,6 +46,7 @@ func TestAdapterAgainstStores(t *testing.T) {
 			t.Run("external", func(t *testing.T) { testExternal(t, s) })
 			t.Run("metrics.k8s.io", func(t *testing.T) { testResource(t, s) })
 			t.Run("history for forecasts", func(t *testing.T) { testHistory(t, s, histStart) })
+			t.Run("object history", func(t *testing.T) { testObjectHistory(t, s, histStart) })
 			if k == Mimir {
 				t.Run("another tenant sees nothing", func(t *testing.T) { testOtherTenant(t, e.store) })
 			}
@@ -175,12 +178,56 @@ func pushHistory(t *testing.T, s *Store) time.Time {
 		}
 		se.Samples = append(se.Samples, Sample{T: ts, V: dailyRamp(d)})
 	}
+	hits := Series{Labels: map[string]string{"__name__": "http_hits", "namespace": "ns1", "service": "api"}}
+	for ts := at.Add(-3 * time.Hour); !ts.After(at); ts = ts.Add(time.Minute) {
+		hits.Samples = append(hits.Samples, Sample{T: ts, V: apiHits(ts)})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.Push(ctx, []Series{se}); err != nil {
+	if err := s.Push(ctx, []Series{se, hits}); err != nil {
 		t.Fatal(err)
 	}
 	return at
+}
+
+// apiHits is Service api's pushed http_hits at ts.
+func apiHits(ts time.Time) float64 { return float64(ts.Unix()/60%7) * 1.5 }
+
+// testObjectHistory reads Service api's history as ebbflow-autoscaler reads
+// an Object metric's (custom.metrics.k8s.io, one object by name, with the
+// reserved requirements) and checks every point against what was pushed.
+func testObjectHistory(t *testing.T, s *stack, at time.Time) {
+	cfg := &rest.Config{Host: s.metrics.URL}
+	external, err := externalclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := metrics.NewObjectHistoryClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := metrics.NewREST(nil, nil, external).WithObjectHistories(objects, config.DefaultRESTMapper())
+	api := autoscalingv2.CrossVersionObjectReference{APIVersion: "v1", Kind: "Service", Name: "api"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := client.ObjectHistory(ctx, "ns1", "http_hits", api, labels.Everything(), metrics.HistoryRequest{Range: 2 * time.Hour, Step: time.Minute})
+	if err != nil {
+		t.Fatalf("object history through the adapter: %v", err)
+	}
+	compared := 0
+	for i, v := range h.Values {
+		ts := h.Start.Add(time.Duration(i) * h.Step)
+		if ts.After(at) || math.IsNaN(v) {
+			continue
+		}
+		if v != apiHits(ts) {
+			t.Fatalf("at %s the history reads %g, pushed %g", ts.Format(time.RFC3339), v, apiHits(ts))
+		}
+		compared++
+	}
+	if compared < 115 {
+		t.Errorf("only %d points compared (history of %d from %v)", compared, len(h.Values), h.Start)
+	}
 }
 
 // testHistory reads the nightly queue's history through the external

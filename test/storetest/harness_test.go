@@ -61,6 +61,12 @@ rules:
       namespace: {resource: namespace}
       pod: {resource: pod}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+- seriesQuery: 'http_hits{namespace!="",service!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      service: {resource: service}
+  metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
 externalRules:
 - seriesQuery: 'queue_messages_ready{queue!=""}'
   resources: {namespaced: false}
