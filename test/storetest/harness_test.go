@@ -112,17 +112,23 @@ func workload(t *testing.T, exp *exporter.Exporter) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() {
+		// Counters grow by the time that passed, not by ticks: a tick
+		// delayed on a busy machine must not lower the true rate.
 		const tick = 100 * time.Millisecond
 		ticker := time.NewTicker(tick)
 		defer ticker.Stop()
+		last := time.Now()
 		for {
+			now := time.Now()
+			dt := now.Sub(last).Seconds()
+			last = now
 			for i := range 5 {
-				exp.AddCounter("http_requests_total", map[string]string{"namespace": "ns1", "pod": fmt.Sprintf("web-%d", i)}, float64(i+1))
+				exp.AddCounter("http_requests_total", map[string]string{"namespace": "ns1", "pod": fmt.Sprintf("web-%d", i)}, 10*float64(i+1)*dt)
 			}
 			for i, c := range podCores {
-				exp.AddCounter("container_cpu_usage_seconds_total", map[string]string{"namespace": "ns1", "pod": fmt.Sprintf("web-%d", i), "container": "app"}, c*tick.Seconds())
+				exp.AddCounter("container_cpu_usage_seconds_total", map[string]string{"namespace": "ns1", "pod": fmt.Sprintf("web-%d", i), "container": "app"}, c*dt)
 			}
-			exp.AddCounter("node_cpu_usage_seconds_total", map[string]string{"node": "n1"}, 2*tick.Seconds())
+			exp.AddCounter("node_cpu_usage_seconds_total", map[string]string{"node": "n1"}, 2*dt)
 			select {
 			case <-ctx.Done():
 				return

@@ -241,7 +241,13 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 			lat = append(lat, rd.took)
 		}
 		if rd.outcome == wrong && rd.kind != readRate {
-			t.Errorf("%s: a %s read at %s answered a wrong value (%s)", k, readNames[rd.kind], rd.at.Format(time.RFC3339Nano), rd.problem)
+			since := "before the first kill"
+			for i := range kills {
+				if rd.at.After(readies[i]) {
+					since = fmt.Sprintf("%v after the store was ready again (kill %d)", rd.at.Sub(readies[i]).Round(time.Millisecond), i+1)
+				}
+			}
+			t.Errorf("%s: a %s read at %s, %s, answered a wrong value (%s)", k, readNames[rd.kind], rd.at.Format(time.RFC3339Nano), since, rd.problem)
 		}
 	}
 	for i, at := range kills {
