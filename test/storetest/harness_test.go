@@ -45,16 +45,18 @@ rules:
       pod: {resource: pod}
   name: {matches: "^(.*)_total$", as: "${1}_per_second"}
   metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[15s])) by (<<.GroupBy>>)'
-# The same rate, only from pods whose newest sample is at most 5 s old: a
-# store that answers while its writers still catch up (Mimir after a
-# restart) leaves the pod out instead of answering a rate that reads low.
+# The same rate over a window that has surely arrived: only pods whose newest
+# sample is at most 5 s old, and the window ending 5 s ago. A store fed by
+# remote write gets the newest samples late (in order per series): a window
+# ending now can lack its last seconds and read low, most of all while the
+# writers catch up after an outage (Mimir after a restart).
 - seriesQuery: '{__name__=~"^http_requests_total$",namespace!="",pod!=""}'
   resources:
     overrides:
       namespace: {resource: namespace}
       pod: {resource: pod}
   name: {matches: "^(.*)_total$", as: "${1}_per_second_fresh"}
-  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[15s])) by (<<.GroupBy>>) and on(<<.GroupBy>>) (max by (<<.GroupBy>>) (time() - timestamp(<<.Series>>{<<.LabelMatchers>>})) < 5)'
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[15s] offset 5s)) by (<<.GroupBy>>) and on(<<.GroupBy>>) (max by (<<.GroupBy>>) (time() - timestamp(<<.Series>>{<<.LabelMatchers>>})) < 5)'
 - seriesQuery: 'worker_inflight{namespace!="",pod!=""}'
   resources:
     overrides:
@@ -171,7 +173,7 @@ func startStore(t *testing.T, k Kind, extraArgs ...string) *Store {
 
 // startEnv starts store k, the workload and a Prometheus remote-writing
 // everything it scrapes to the store, and waits until the store holds a full
-// rate window of every pod (PromQL's rate over a window only partly filled
+// rate window of every pod, also 5 s ago (PromQL's rate over a window only partly filled
 // is lower than the true rate).
 func startEnv(t *testing.T, k Kind, extraArgs ...string) *env {
 	t.Helper()
@@ -188,7 +190,7 @@ func startEnv(t *testing.T, k Kind, extraArgs ...string) *env {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := s.WaitForVector(ctx, `count_over_time(http_requests_total[16s]) >= 15`, func(v model.Vector) bool { return len(v) == 5 }); err != nil {
+	if _, err := s.WaitForVector(ctx, `count_over_time(http_requests_total[21s]) >= 20`, func(v model.Vector) bool { return len(v) == 5 }); err != nil {
 		t.Fatalf("remote write never reached the store: %v\nprometheus:\n%s", err, p.LogTail(20))
 	}
 	return &env{store: s, prom: p, exp: exp}
