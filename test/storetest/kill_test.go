@@ -126,7 +126,10 @@ func readOnce(s *stack, k readKind) read {
 			var i int
 			fmt.Sscanf(it.DescribedObject.Name, "web-%d", &i)
 			if v := it.Value.AsApproximateFloat64(); !near(v, 10*float64(i+1)) {
-				rd.outcome, rd.problem = wrong, fmt.Sprintf("%s at %g/s, serving %d/s", it.DescribedObject.Name, v, 10*(i+1))
+				if rd.outcome != wrong {
+					rd.problem = ""
+				}
+				rd.outcome, rd.problem = wrong, rd.problem+fmt.Sprintf("%s at %.4g/s, serving %d/s; ", it.DescribedObject.Name, v, 10*(i+1))
 				if r := v / (10 * float64(i+1)); rd.low == 0 || r < rd.low {
 					rd.low = r
 				}
