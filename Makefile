@@ -7,9 +7,9 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
-INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/...
+INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -31,9 +31,16 @@ test-unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -tags evalfiles -count=1 -run '^TestEvaluationFiles$$' ./autoscaler/controller/
 
-## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3)
+## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3) and behind it Grafana Mimir and VictoriaMetrics (test/storetest: one 5 s kill each)
 test-integration: deps
-	hack/build-tools.sh prometheus3 && $(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
+	hack/build-tools.sh prometheus3 mimir victoria-metrics && $(GO) test -count=1 -timeout 15m $(INTEGRATION_PKGS)
+
+## test-stores: ebbflow-adapter in front of Grafana Mimir and VictoriaMetrics fed by Prometheus' remote write (test/storetest), each store killed STORE_KILLS times (default 5) for STORE_OUTAGE (default 20s) under load, Mimir with its default Retry-After bound (96 s); log in _output/bench/ (see docs/stores.md, docs/benchmarks.md)
+STORE_KILLS ?= 5
+STORE_OUTAGE ?= 20s
+test-stores:
+	@mkdir -p _output/bench
+	hack/deps.sh prometheus3 mimir victoria-metrics && EBBFLOW_STORE_KILLS=$(STORE_KILLS) EBBFLOW_STORE_OUTAGE=$(STORE_OUTAGE) EBBFLOW_STORE_MIMIR_DEFAULTS=1 $(GO) test -count=1 -timeout 30m -v ./test/storetest/ 2>&1 | tee _output/bench/stores-$$(date -u +%Y%m%dT%H%M%SZ).log
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:

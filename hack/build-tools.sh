@@ -29,7 +29,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3)
+EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3 mimir victoria-metrics)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -109,6 +109,22 @@ describe() {
     BINS=(prometheus promtool) LINKS=(prometheus3 promtool3)
     ESTIMATE="~16-40 min (16 min 19 s measured cold, 36 min on 2 cores busy with other builds)"
     TAGS="netgo,remove_all_sd,enable_kubernetes_sd"
+    ;;
+  mimir)
+    # Grafana Mimir, run in monolithic mode (-target=all) by test/storetest.
+    # Mimir has no semver tags: VERSION is a pseudo-version of its main branch.
+    MOD=mimir MODPATH=github.com/grafana/mimir VERSION="${MIMIR_VERSION}"
+    PKGS=(github.com/grafana/mimir/cmd/mimir) BINS=(mimir) ESTIMATE="~10-20 min"
+    LDX="-X github.com/prometheus/common/version.Version=${MIMIR_VERSION#v}"
+    TAGS="netgo"
+    ;;
+  victoria-metrics)
+    # VictoriaMetrics single-node, pure Go (CGO_ENABLED=0 picks its zstd in
+    # Go, as its own "pure" builds do).
+    MOD=victoriametrics MODPATH=github.com/VictoriaMetrics/VictoriaMetrics VERSION="${VICTORIAMETRICS_VERSION}"
+    PKGS=(github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics) BINS=(victoria-metrics) ESTIMATE="~2-5 min"
+    LDX="-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VICTORIAMETRICS_VERSION}"
+    TAGS="netgo"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"

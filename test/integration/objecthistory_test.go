@@ -15,13 +15,11 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/labels"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
-	cmapiserver "sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 
-	"github.com/ebbflow/ebbflow/adapter/server"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
@@ -77,14 +75,7 @@ func backfillHits(t *testing.T, from, at time.Time, dataDir string) {
 func newObjectHistoryStack(t *testing.T, promURL string) (*metrics.REST, string) {
 	t.Helper()
 	prov, mapper := historyProvider(t, promURL, objectHistoryRules)
-	cfg := genericapiserver.NewRecommendedConfig(cmapiserver.Codecs)
-	cfg.LoopbackClientConfig = &rest.Config{}
-	cfg.ExternalAddress = "127.0.0.1:443"
-	server.InstallFilters(&cfg.Config)
-	server.InstallObjectHistory(&cfg.Config, prov)
-	apiSrv, err := (&cmapiserver.Config{GenericConfig: &cfg.Config}).Complete(nil).New("ebbflow-adapter-test", prov, prov)
-	must(t, err)
-	srv := httptest.NewServer(apiSrv.GenericAPIServer.Handler)
+	srv := httptest.NewServer(adaptertest.MetricsHandler(t, prov))
 	t.Cleanup(srv.Close)
 	restCfg := &rest.Config{Host: srv.URL}
 	external, err := externalclient.NewForConfig(restCfg)

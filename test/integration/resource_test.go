@@ -14,20 +14,14 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
-	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/util/compatibility"
-	corev1listers "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
-	msapi "sigs.k8s.io/metrics-server/pkg/api"
-	msopenapi "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
@@ -121,24 +115,7 @@ func newResourceStack(t *testing.T, promURL string) *resourceStack {
 	must(t, nodes.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}))
 	must(t, nodes.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}))
 
-	cfg := genericapiserver.NewRecommendedConfig(msapi.Codecs)
-	cfg.LoopbackClientConfig = &rest.Config{}
-	cfg.ExternalAddress = "127.0.0.1:443"
-	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
-	namer := openapinamer.NewDefinitionNamer(msapi.Scheme)
-	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(msopenapi.GetOpenAPIDefinitions, namer)
-	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(msopenapi.GetOpenAPIDefinitions, namer)
-	srv, err := cfg.Complete().New("ebbflow-adapter-test", genericapiserver.NewEmptyDelegate())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	podLister := cache.NewGenericLister(pods, metricsv1beta1.Resource("pods"))
-	if err := msapi.Install(prov.Getter(ctx, 10*time.Second), podLister, corev1listers.NewNodeLister(nodes), srv, nil); err != nil {
-		t.Fatal(err)
-	}
-	s := &resourceStack{rec: rec, server: httptest.NewServer(srv.Handler)}
+	s := &resourceStack{rec: rec, server: httptest.NewServer(adaptertest.ResourceHandler(t, prov, pods, nodes))}
 	t.Cleanup(s.server.Close)
 	return s
 }

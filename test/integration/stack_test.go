@@ -18,9 +18,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/rest"
-	cmapiserver "sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
@@ -29,7 +26,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/server"
+	"github.com/ebbflow/ebbflow/test/adaptertest"
 )
 
 // stack is one adapter wired to a Prometheus.
@@ -79,17 +76,7 @@ func newStack(t *testing.T, promURL string, rules []byte, threshold int) *stack 
 // apiHandler serves prov through custom-metrics-apiserver's real handlers, with
 // authentication and authorization left out (they need a kube-apiserver).
 func apiHandler(t *testing.T, prov *provider.Provider) http.Handler {
-	t.Helper()
-	cfg := genericapiserver.NewRecommendedConfig(cmapiserver.Codecs)
-	cfg.LoopbackClientConfig = &rest.Config{}
-	cfg.ExternalAddress = "127.0.0.1:443"
-	server.InstallFilters(&cfg.Config)
-	c := cmapiserver.Config{GenericConfig: &cfg.Config}
-	srv, err := c.Complete(nil).New("ebbflow-adapter-test", prov, prov)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv.GenericAPIServer.Handler
+	return adaptertest.MetricsHandler(t, prov)
 }
 
 // get fetches path from the stack's API and decodes a 200 answer into out; it

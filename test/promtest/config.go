@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,32 @@ type promConfig struct {
 	Global        globalConfig   `json:"global"`
 	RuleFiles     []string       `json:"rule_files,omitempty"`
 	ScrapeConfigs []scrapeConfig `json:"scrape_configs"`
+	RemoteWrite   []remoteWrite  `json:"remote_write,omitempty"`
+}
+
+// RemoteWrite is one remote_write destination: a metric store on this
+// machine that Prometheus sends every sample it scrapes to.
+type RemoteWrite struct {
+	// URL is the store's write endpoint (e.g. http://127.0.0.1:9009/api/v1/push).
+	// Its host must be on this machine, as a Target's.
+	URL string
+	// Headers are sent with every write (e.g. Mimir's X-Scope-OrgID).
+	Headers map[string]string
+}
+
+type remoteWrite struct {
+	URL         string            `json:"url"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	QueueConfig queueConfig       `json:"queue_config"`
+}
+
+// queueConfig sends within a second and retries quickly, so that a test sees
+// its samples in the store soon and a store back from an outage is caught up
+// within seconds.
+type queueConfig struct {
+	BatchSendDeadline string `json:"batch_send_deadline"`
+	MinBackoff        string `json:"min_backoff"`
+	MaxBackoff        string `json:"max_backoff"`
 }
 
 type globalConfig struct {
@@ -80,6 +107,9 @@ func writeConfig(files configFiles, o Options, targets []Target) error {
 		}
 	}
 	cfg.Global.ExternalLabels = o.ExternalLabels
+	if cfg.RemoteWrite, err = buildRemoteWrite(o.RemoteWrite); err != nil {
+		return err
+	}
 	if rulesYAML := o.RulesYAML; rulesYAML != "" {
 		if err := writeFileAtomic(files.rules, []byte(rulesYAML)); err != nil {
 			return err
@@ -134,6 +164,25 @@ func buildConfig(interval time.Duration, targets []Target) (promConfig, error) {
 		existing.StaticConfigs = append(existing.StaticConfigs, sc)
 	}
 	return cfg, nil
+}
+
+// buildRemoteWrite checks that every destination is on this machine and
+// renders it.
+func buildRemoteWrite(dests []RemoteWrite) ([]remoteWrite, error) {
+	var out []remoteWrite
+	for _, d := range dests {
+		u, err := url.Parse(d.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("remote write %q: not an http(s) URL", d.URL)
+		}
+		if err := checkLocalTarget(u.Host, net.InterfaceAddrs); err != nil {
+			return nil, fmt.Errorf("remote write: %w", err)
+		}
+		out = append(out, remoteWrite{URL: d.URL, Headers: d.Headers, QueueConfig: queueConfig{
+			BatchSendDeadline: "1s", MinBackoff: "100ms", MaxBackoff: "1s",
+		}})
+	}
+	return out, nil
 }
 
 // promDuration formats d in milliseconds, a unit every Prometheus version

@@ -123,3 +123,29 @@ func TestWriteConfigExternalLabels(t *testing.T) {
 		t.Errorf("config without external labels mentions them:\n%s", data)
 	}
 }
+
+func TestWriteConfigRemoteWrite(t *testing.T) {
+	dir := t.TempDir()
+	files := configFiles{config: dir + "/prometheus.yml", rules: dir + "/rules.yml"}
+	o := Options{ScrapeInterval: time.Second, RemoteWrite: []RemoteWrite{{
+		URL: "http://127.0.0.1:9009/api/v1/push", Headers: map[string]string{"X-Scope-OrgID": "team-a"},
+	}}}
+	if err := writeConfig(files, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"url": "http://127.0.0.1:9009/api/v1/push"`, `"X-Scope-OrgID": "team-a"`, `"batch_send_deadline": "1s"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("config lacks %s:\n%s", want, data)
+		}
+	}
+	for _, bad := range []string{"http://192.0.2.1:9009/api/v1/push", "ftp://127.0.0.1/x", "127.0.0.1:9009"} {
+		o.RemoteWrite[0].URL = bad
+		if err := writeConfig(files, o, nil); err == nil {
+			t.Errorf("remote write to %s accepted", bad)
+		}
+	}
+}

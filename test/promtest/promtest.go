@@ -6,8 +6,9 @@
 // configuration, TSDB directory and log file. It scrapes the static targets
 // on this machine it is given plus any scrape configs the caller adds
 // (Options.ExtraScrapeConfigsYAML, e.g. kubernetes_sd_configs on the real
-// node), has no remote read or write, and keeps its port and data across Stop
-// and Restart so tests can take Prometheus away and bring it back.
+// node), remote-writes only to the stores on this machine it is given
+// (Options.RemoteWrite), and keeps its port and data across Stop and Restart
+// so tests can take Prometheus away and bring it back.
 //
 // The binary is Debian's Prometheus 2 (on PATH or at /usr/bin/prometheus;
 // install it with hack/install-prometheus.sh) or, with Options.Prometheus3,
@@ -87,6 +88,11 @@ type Options struct {
 	Retention time.Duration
 	// ExtraArgs are appended to the Prometheus command line.
 	ExtraArgs []string
+	// RemoteWrite are the stores on this machine that Prometheus sends its
+	// samples to (remote_write, sent within a second, retried quickly).
+	// Debian's Prometheus 2.42 drops a destination's Headers (seen: no
+	// X-Scope-OrgID reached the store); use Prometheus3 with headers.
+	RemoteWrite []RemoteWrite
 	// ExternalLabels are the global external_labels (e.g. the replica label of
 	// a highly available pair behind Thanos).
 	ExternalLabels map[string]string

@@ -1,0 +1,313 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
+	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
+)
+
+// killPlan is how often each store is killed and for how long it stays
+// down, and the Retry-After bound of Mimir's distributor: in make test one
+// 5 s outage and a 12 s bound (so the run stays short); make test-stores sets
+// EBBFLOW_STORE_KILLS, EBBFLOW_STORE_OUTAGE and EBBFLOW_STORE_MIMIR_DEFAULTS=1
+// (Mimir's own bound, 96 s).
+func killPlan(t *testing.T) (kills int, outage time.Duration, mimirArgs []string, retryAfter time.Duration) {
+	kills, outage = 1, 5*time.Second
+	mimirArgs, retryAfter = []string{"-distributor.retry-after-header.max-backoff=12s"}, 12*time.Second
+	if os.Getenv("EBBFLOW_STORE_MIMIR_DEFAULTS") == "1" {
+		mimirArgs, retryAfter = nil, 96*time.Second
+	}
+	if v := os.Getenv("EBBFLOW_STORE_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 20 {
+			t.Fatalf("EBBFLOW_STORE_KILLS=%q: want 1..20", v)
+		}
+		kills = n
+	}
+	if v := os.Getenv("EBBFLOW_STORE_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 5*time.Minute {
+			t.Fatalf("EBBFLOW_STORE_OUTAGE=%q: want 1s..5m", v)
+		}
+		outage = d
+	}
+	return kills, outage, mimirArgs, retryAfter
+}
+
+// What one read reads.
+type readKind int
+
+const (
+	readRate      readKind = iota // pods' rate (http_requests_per_second)
+	readFreshRate                 // pods' rate, fresh samples only (..._fresh)
+	readQueue                     // the orders queue (external)
+	readKinds
+)
+
+var readNames = [readKinds]string{"rate", "fresh rate", "queue"}
+
+// Outcome of one read.
+type outcome int
+
+const (
+	good   outcome = iota // the workload's values
+	failed                // an error or pods left out: the HPA does not scale down on it
+	wrong                 // 200 with a value the workload never had (a rate reading low)
+)
+
+// read is one read of the load.
+type read struct {
+	at      time.Time
+	took    time.Duration
+	kind    readKind
+	outcome outcome
+	problem string
+	low     float64 // a wrong rate's lowest value over the served rate
+}
+
+// load reads through the adapter from readers goroutines, each every 100 ms
+// and each read the next kind, until ctx ends.
+func load(ctx context.Context, s *stack, readers int) []read {
+	var (
+		mu  sync.Mutex
+		all []read
+		wg  sync.WaitGroup
+	)
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				rd := readOnce(s, readKind((r+i)%int(readKinds)))
+				mu.Lock()
+				all = append(all, rd)
+				mu.Unlock()
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(all, func(a, b read) int { return a.at.Compare(b.at) })
+	return all
+}
+
+// readOnce reads one metric and judges the answer.
+func readOnce(s *stack, k readKind) read {
+	begin := time.Now()
+	rd := read{kind: k}
+	switch k {
+	case readRate, readFreshRate:
+		name := "http_requests_per_second"
+		if k == readFreshRate {
+			name += "_fresh"
+		}
+		var list cmv1beta2.MetricValueList
+		code := getQuiet(s.metrics.URL+"/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/"+name+"?labelSelector=app%3Dweb", &list)
+		switch {
+		case code != 200:
+			rd.outcome, rd.problem = failed, "status "+strconv.Itoa(code)
+		case len(list.Items) != 5:
+			rd.outcome, rd.problem = failed, fmt.Sprintf("%d of 5 pods", len(list.Items))
+		}
+		for _, it := range list.Items {
+			var i int
+			fmt.Sscanf(it.DescribedObject.Name, "web-%d", &i)
+			if v := it.Value.AsApproximateFloat64(); !near(v, 10*float64(i+1)) {
+				if rd.outcome != wrong {
+					rd.problem = ""
+				}
+				rd.outcome, rd.problem = wrong, rd.problem+fmt.Sprintf("%s at %.4g/s, serving %d/s; ", it.DescribedObject.Name, v, 10*(i+1))
+				if r := v / (10 * float64(i+1)); rd.low == 0 || r < rd.low {
+					rd.low = r
+				}
+			}
+		}
+	case readQueue:
+		var list emv1beta1.ExternalMetricValueList
+		code := getQuiet(s.metrics.URL+"/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_messages_ready?labelSelector="+url.QueryEscape("queue=orders"), &list)
+		switch {
+		case code != 200 || len(list.Items) == 0:
+			rd.outcome, rd.problem = failed, fmt.Sprintf("status %d, %d values", code, len(list.Items))
+		case len(list.Items) != 1 || list.Items[0].Value.Value() != 250:
+			rd.outcome, rd.problem = wrong, fmt.Sprintf("orders %+v", list.Items)
+		}
+	}
+	rd.at, rd.took = time.Now(), time.Since(begin)
+	return rd
+}
+
+// killResult is what one kill cost.
+type killResult struct {
+	reads    int
+	failed   [readKinds]int // per kind, from the kill to the next kill (or the end)
+	wrong    [readKinds]int
+	low      float64       // the lowest wrong rate over the served rate
+	startup  time.Duration // restart until the store answered ready
+	recovery time.Duration // ready until the last read that was not good
+	caughtUp time.Duration // ready until the outage's samples were in the store
+}
+
+// TestStoreKilledUnderLoad kills the store (SIGKILL) while the adapter reads
+// through it, restarts it after an outage and measures the reads that failed
+// or read wrong, when reads recover, and when Prometheus' remote write has
+// resent the outage's samples. It fails on a wrong read of the fresh rate or
+// the queue, on a failed read before the first kill, and when reads do not
+// recover within the writers' longest back-off and 30 s.
+func TestStoreKilledUnderLoad(t *testing.T) {
+	t.Parallel()
+	kills, outage, mimirArgs, retryAfter := killPlan(t)
+	for _, k := range kinds {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			var e *env
+			if k == Mimir {
+				e = startEnv(t, k, mimirArgs...)
+			} else {
+				e = startEnv(t, k)
+			}
+			s := newStack(t, adapterClient(t, e.store))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan []read)
+			go func() { done <- load(ctx, s, 6) }()
+			time.Sleep(5 * time.Second)
+			results := make([]killResult, kills)
+			marks := make([]time.Time, kills) // kill times
+			readies := make([]time.Time, kills)
+			for i := range kills {
+				marks[i] = time.Now()
+				results[i], readies[i] = killOnce(t, e, outage, retryAfter)
+				time.Sleep(max(5*time.Second, retryAfter/2))
+			}
+			cancel()
+			reads := <-done
+			report(t, k, reads, marks, readies, results, outage, retryAfter)
+		})
+	}
+}
+
+// killOnce kills the store, keeps it down for outage, restarts it and waits
+// until the outage's samples are in it. It returns when the store was ready.
+func killOnce(t *testing.T, e *env, outage, retryAfter time.Duration) (killResult, time.Time) {
+	t.Helper()
+	killed := time.Now()
+	e.store.Kill()
+	time.Sleep(outage)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*retryAfter+2*time.Minute)
+	defer cancel()
+	if err := e.store.Restart(ctx); err != nil {
+		t.Fatalf("restart %s: %v", e.store.Kind(), err)
+	}
+	ready := time.Now()
+	r := killResult{startup: e.store.ReadyAfter()}
+	// One sample a second was scraped during the outage: it is in the store
+	// once the count over the outage's window, evaluated at its end, is full.
+	window := ready.Sub(killed)
+	q := fmt.Sprintf(`count_over_time(worker_inflight{namespace="ns1",pod="worker-0"}[%dms])`, window.Milliseconds())
+	want := float64(int(window.Seconds()) - 2)
+	for {
+		v, _, err := e.store.API().Query(ctx, q, ready)
+		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && float64(vec[0].Value) >= want {
+			r.caughtUp = time.Since(ready)
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: the outage's samples never arrived (%v, %v)", e.store.Kind(), v, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return r, ready
+}
+
+// report counts the reads around each kill, fails on what must not happen
+// and logs the figures (lines starting REPORT).
+func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
+	var lat []time.Duration
+	for _, rd := range reads {
+		if rd.at.Before(kills[0]) {
+			if rd.outcome != good {
+				t.Errorf("%s: a %s read before any kill was not good (%s)", k, readNames[rd.kind], rd.problem)
+			}
+			lat = append(lat, rd.took)
+		}
+		if rd.outcome == wrong && rd.kind != readRate {
+			since := "before the first kill"
+			for i := range kills {
+				if rd.at.After(readies[i]) {
+					since = fmt.Sprintf("%v after the store was ready again (kill %d)", rd.at.Sub(readies[i]).Round(time.Millisecond), i+1)
+				}
+			}
+			t.Errorf("%s: a %s read at %s, %s, answered a wrong value (%s)", k, readNames[rd.kind], rd.at.Format(time.RFC3339Nano), since, rd.problem)
+		}
+	}
+	for i, at := range kills {
+		r := &results[i]
+		end := time.Now().Add(time.Hour)
+		if i+1 < len(kills) {
+			end = kills[i+1]
+		}
+		var last time.Time
+		after := map[string]int{} // what reads after the store was ready again answered
+		for _, rd := range reads {
+			if rd.at.Before(at) || !rd.at.Before(end) {
+				continue
+			}
+			r.reads++
+			if rd.outcome != good && rd.at.After(readies[i]) {
+				after[readNames[rd.kind]+": "+rd.problem]++
+			}
+			switch rd.outcome {
+			case failed:
+				r.failed[rd.kind]++
+				last = rd.at
+			case wrong:
+				r.wrong[rd.kind]++
+				last = rd.at
+				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
+					r.low = rd.low
+				}
+			}
+		}
+		if last.After(readies[i]) {
+			r.recovery = last.Sub(readies[i])
+		}
+		if len(after) > 0 {
+			t.Logf("%s kill %d: reads not good after the store was ready again: %v", k, i+1, after)
+		}
+		if bound := retryAfter + 30*time.Second; r.recovery > bound {
+			t.Errorf("%s kill %d: reads not good until %v after the store was ready again (bound %v)", k, i+1, r.recovery, bound)
+		}
+	}
+	if len(lat) == 0 {
+		t.Fatalf("%s: no read before the first kill", k)
+	}
+	slices.Sort(lat)
+	t.Logf("REPORT %s: %d reads (6 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
+		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
+	for i, r := range results {
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d%s; store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], lowest(r.low),
+			r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
+	}
+}
+
+// lowest says how low the lowest wrong rate read, if one did.
+func lowest(low float64) string {
+	if low == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (lowest at %.0f%% of the true rate)", 100*low)
+}
