@@ -34,8 +34,9 @@ func testLeaderHandover(ctx context.Context, t *testing.T) {
 }
 
 // handOver stops the leader with stop (given the pod of the Lease's holder)
-// and checks the handover: another replica takes the Lease over within the
-// lease duration plus a margin, and what the Autoscaler shows says who
+// and checks the handover: another replica (or, after a kill, the stopped
+// one's restarted container: a new identity) takes the Lease over within
+// the lease duration plus a margin, and what the Autoscaler shows says who
 // wrote, never both at once: its decision record
 // (status.lastDecision.evaluatedBy) and its scale events (source.host) are
 // the old leader's until the new leader's first evaluation and the new

@@ -193,9 +193,9 @@ type adapterOutage struct {
 }
 
 // adapterReturnBound bounds the APIServices' return after every adapter pod
-// was killed: 5.9–6.1 s measured on a quiet machine, 6–9 s with three other
-// engineers' tests sharing its 2 cores (docs/benchmarks.md); the margin is
-// for a busier machine.
+// was killed: 2.8–3.6 s in three runs on 2026-11-27 (2 cores shared with
+// three other engineers' runs), 5.9–6.1 s on 2026-11-26
+// (docs/benchmarks.md); the margin is for a busier machine.
 const adapterReturnBound = 30 * time.Second
 
 func killAdapterPods(ctx context.Context, t *testing.T, delay time.Duration) adapterOutage {
