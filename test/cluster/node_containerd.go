@@ -216,6 +216,16 @@ func (c *Cluster) ctr(ctx context.Context, args ...string) (string, error) {
 	return run(ctx, "ctr", append([]string{"--address", c.node.socket, "--namespace", containerdNS}, args...)...)
 }
 
+// Ctr runs Debian's ctr against the real node's containerd in the k8s.io
+// namespace and returns its combined output, for tests that read what the
+// kubelet made (`containers info`, `tasks ls`); the error carries the output.
+func (c *Cluster) Ctr(ctx context.Context, args ...string) (string, error) {
+	if !c.opts.RealNode {
+		return "", fmt.Errorf("ctr: the cluster has no real node")
+	}
+	return c.ctr(ctx, args...)
+}
+
 // ImportImage imports an OCI or Docker image tarball into the node's
 // containerd, for pods with imagePullPolicy IfNotPresent or Never; the names
 // come from the tarball. It returns the names imported.

@@ -20,10 +20,10 @@ import (
 // address. Each must fail and be counted by a guard rule; after removeGuard
 // nothing of it is left.
 func TestGuardHoldsBeforeAnythingStarts(t *testing.T) {
+	lock := lockCleanMachine(t) // may wait for another run: before the test's own bound
+	t.Cleanup(lock.release)     // last: after the guard is gone; the record is the test's own
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lock := lockCleanMachine(t)
-	t.Cleanup(lock.release) // last: after the guard is gone; the record is the test's own
 	if err := removeGuard(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,13 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,5 +211,55 @@ func (c *Cluster) startKubeProxy(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// /livez answers before the first sync (a proxier counts as healthy
+	// while it starts), and the first sync of each IP family prepends its
+	// jumps: only after it can the guard go back in front of them.
+	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", c.nodePorts.proxyMetrics)
+	if err := waitFor(ctx, "kube-proxy's first sync of every IP family", kubeProxyTimeout, p, func(ctx context.Context) (bool, error) {
+		return kubeProxySynced(ctx, hc, metrics)
+	}); err != nil {
+		return err
+	}
 	return reassertGuard(ctx)
+}
+
+// kubeProxySynced reports whether every proxier of kube-proxy (one per IP
+// family; each sets kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds
+// when its loop starts) has synced its rules once
+// (kubeproxy_sync_proxy_rules_last_timestamp_seconds).
+func kubeProxySynced(ctx context.Context, hc *http.Client, url string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return false, nil
+	}
+	queued, synced := map[string]bool{}, map[string]bool{}
+	for line := range strings.Lines(string(body)) {
+		for prefix, seen := range map[string]map[string]bool{
+			"kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds{ip_family=\"": queued,
+			"kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"":        synced,
+		} {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				family, _, _ := strings.Cut(rest, "\"")
+				seen[family] = true
+			}
+		}
+	}
+	if len(queued) == 0 {
+		return false, nil
+	}
+	for family := range queued {
+		if !synced[family] {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -50,7 +50,10 @@ type guardRule struct {
 //     translate (no rules yet, or none for that Service) is rejected;
 //   - nothing to the Service range, from the pod network or from the bridge's
 //     address leaves by any interface but the bridge and loopback (the
-//     backstop, in mangle, which kube-proxy never touches);
+//     backstop, in mangle, which kube-proxy never touches), nor anything
+//     sent to a Service address and translated by kube-proxy to an endpoint
+//     off the machine (a Service whose endpoints lie outside the pod
+//     network: after the translation its packets are none of the above);
 //   - no IPv6 is forwarded to or from the bridge.
 func guardRules() []guardRule {
 	fwd := func(spec ...string) guardRule { return guardRule{"iptables", "filter", guardForward, "FORWARD", spec} }
@@ -70,6 +73,7 @@ func guardRules() []guardRule {
 		post("-d", serviceCIDR, "-j", "DROP"),
 		post("-o", nodeBridge, "-j", "RETURN"),
 		post("-o", "lo", "-j", "RETURN"),
+		post("-m", "conntrack", "--ctstate", "DNAT", "--ctorigdst", serviceCIDR, "-j", "DROP"),
 		post("-s", podCIDR, "-j", "DROP"),
 		post("-s", podGateway, "-j", "DROP"),
 		fwd6("-i", nodeBridge, "-j", "DROP"),

@@ -22,16 +22,19 @@ const queueRule = kit.QueueRule
 
 // TestChartOnRealNode installs the chart as a user does and walks through
 // what only a real install shows, in order: pods Ready through their own
-// probes in a restricted namespace, the APIServices Available through the
-// chart's Service, the three APIs answered by the pods, a workload scaled on
-// real traffic (workload_test.go), leader handover, a rule change picked up
-// without a restart, and an uninstall that leaves nothing behind.
+// probes in a restricted namespace, metrics.k8s.io added by an upgrade, the
+// APIServices Available through the chart's Service, the three APIs
+// answered by the pods, the running pods locked down, the egress guard on
+// the running node, a workload scaled on real traffic (workload_test.go),
+// leader handover (graceful, then SIGKILL), a rule change picked up without
+// a restart, and an uninstall that leaves nothing behind.
 func TestChartOnRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	restrictedNamespace(ctx, t, chartNS)
 	restrictedNamespace(ctx, t, appNS)
-	values := writeFile(t, "values.yaml", chartValues(" []"))
+	// Without metrics.k8s.io: UpgradeAddsMetricsGroup turns it on.
+	values := writeFile(t, "values.yaml", kit.WithoutResourceMetrics(chartValues(" []")))
 	t0 := time.Now()
 	out := helm(ctx, t, "install", release, "charts/ebbflow", "--namespace", chartNS, "--values", values, "--wait", "--timeout", "4m")
 	t.Logf("helm install --wait: %v", time.Since(t0).Round(100*time.Millisecond))
@@ -52,13 +55,17 @@ func TestChartOnRealNode(t *testing.T) {
 			}
 		}
 	})
+	t.Run("UpgradeAddsMetricsGroup", func(t *testing.T) { testUpgradeAddsMetricsGroup(ctx, t) })
 	t.Run("APIServicesAvailable", func(t *testing.T) {
 		took := waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource)
 		t.Logf("APIServices Available %v after the pods were Ready", took.Round(100*time.Millisecond))
 	})
 	t.Run("APIsAnswered", func(t *testing.T) { checkAPIsAnswered(ctx, t) })
+	t.Run("RunningPodsLocked", func(t *testing.T) { testRunningPodsLocked(ctx, t) })
+	t.Run("GuardOnRunningNode", func(t *testing.T) { testGuardOnRunningNode(ctx, t) })
 	t.Run("Workload", func(t *testing.T) { testWorkload(ctx, t) })
 	t.Run("LeaderHandover", func(t *testing.T) { testLeaderHandover(ctx, t) })
+	t.Run("LeaderKilled", func(t *testing.T) { testLeaderKilled(ctx, t) })
 	t.Run("UpgradeRulesWithoutRestart", func(t *testing.T) { testUpgradeRules(ctx, t) })
 	t.Run("UninstallLeavesNothing", func(t *testing.T) { testUninstall(ctx, t) })
 }

@@ -23,14 +23,27 @@ import (
 // every sync period when the handover starts.
 const handoverAutoscaler = "web-ebbflow"
 
-// testLeaderHandover deletes the pod that holds the autoscaler's Lease; the
-// other replica takes it over within the lease duration plus a margin, and
-// what the Autoscaler shows says who wrote, never both at once: its decision
-// record (status.lastDecision.evaluatedBy) and its scale events (source.host)
-// are the old leader's until the new leader's first evaluation and the new
-// leader's after it. A rescale on each side of the handover (minReplicas
-// raised by one, then by one more) gives each leader a scale event.
+// testLeaderHandover deletes the pod that holds the autoscaler's Lease (a
+// graceful stop: the leader releases the Lease); see handOver.
 func testLeaderHandover(ctx context.Context, t *testing.T) {
+	handOver(ctx, t, "deleting", func(ctx context.Context, t *testing.T, pod string) {
+		if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete leader pod %s: %v", pod, err)
+		}
+	})
+}
+
+// handOver stops the leader with stop (given the pod of the Lease's holder)
+// and checks the handover: another replica (or, after a kill, the stopped
+// one's restarted container: a new identity) takes the Lease over within
+// the lease duration plus a margin, and what the Autoscaler shows says who
+// wrote, never both at once: its decision record
+// (status.lastDecision.evaluatedBy) and its scale events (source.host) are
+// the old leader's until the new leader's first evaluation and the new
+// leader's after it. A rescale on each side of the handover (minReplicas
+// raised by one, then by one more) gives each leader a scale event. It
+// returns how long after stop returned the Lease had a new holder.
+func handOver(ctx context.Context, t *testing.T, how string, stop func(ctx context.Context, t *testing.T, pod string)) time.Duration {
 	holder, _, err := leaseHolder(ctx)
 	if err != nil || holder == "" {
 		t.Fatalf("lease holder %q: %v", holder, err)
@@ -58,38 +71,37 @@ func testLeaderHandover(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := collectRecords(w)
+	defer w.Stop()
 
 	pod := strings.SplitN(holder, "_", 2)[0]
+	stop(ctx, t, pod)
 	t0 := time.Now()
-	if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, pod, metav1.DeleteOptions{}); err != nil {
-		w.Stop()
-		t.Fatalf("delete leader pod %s (holder %s): %v", pod, holder, err)
-	}
 	var next string
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {
 		next, _, _ = leaseHolder(ctx)
-		return next != "" && next != holder && !strings.HasPrefix(next, pod), nil
+		return next != "" && next != holder, nil
 	})
 	if err != nil {
-		w.Stop()
-		t.Fatalf("no new leader 45 s after deleting %s (holder now %q)", pod, next)
+		t.Fatalf("no new leader 45 s after %s %s (holder now %q)", how, pod, next)
 	}
-	t.Logf("leader %s → %s in %v", holder, next, time.Since(t0).Round(100*time.Millisecond))
+	took := time.Since(t0)
+	t.Logf("leader %s → %s in %v after %s its pod", holder, next, took.Round(100*time.Millisecond), how)
 
 	// The new leader's first evaluation rewrites the record in its name,
 	// then it rescales to r+2.
 	first := waitRecord(ctx, t, ebbflow, "the new leader's first record", func(rec *v1alpha1.DecisionRecord) bool { return rec.EvaluatedBy == next })
-	t.Logf("first record by the new leader %v after the leader pod's deletion (record time, to the second)", first.Status.LastDecision.Time.Sub(t0).Round(time.Second))
+	t.Logf("first record by the new leader %v after %s the leader's pod (record time, to the second)", first.Status.LastDecision.Time.Sub(t0).Round(time.Second), how)
 	setMinReplicas(ctx, t, ebbflow, r+2)
 	waitRecord(ctx, t, ebbflow, "the new leader's rescale", func(rec *v1alpha1.DecisionRecord) bool {
 		return rec.EvaluatedBy == next && rec.DesiredReplicas == r+2 && rec.CurrentReplicas == r+2
 	})
 	time.Sleep(15 * time.Second) // three sync periods for a late write to show
-	// minReplicas stays at r+2: the tests after this one do not use the Autoscaler.
+	// minReplicas stays at r+2.
 	w.Stop()
 	checkRecordSequence(t, <-seen, holder, next)
 	checkScaleEvents(ctx, t, holder, next, first.Status.LastDecision.Time.Time)
 	waitDeploymentReady(ctx, t, chartNS, scalerDepl, 2*time.Minute)
+	return took
 }
 
 // setMinReplicas patches the handover Autoscaler's minReplicas (and raises

@@ -24,7 +24,12 @@ func sampleApp(name, cpuPerRequest string) string {
 
 // scalingSpec is the same spec for the HPA and the Autoscaler: 4 requests
 // per second per pod, 1..6 replicas, a short scale-down window for a test.
-func scalingSpec(target string) string { return kit.ScalingSpec(target, 4, 6, 15) }
+func scalingSpec(target string) string {
+	return kit.ScalingSpec(target, 4, 6, int(downWindow/time.Second))
+}
+
+// downWindow is scalingSpec's scale-down stabilization window.
+const downWindow = 15 * time.Second
 
 // testWorkload sends real HTTP requests through the Services of two copies
 // of the sample app, one scaled by kube-controller-manager's HPA and one by
@@ -78,11 +83,7 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	}()
 	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
 	o := <-outage
-	for _, d := range []string{"web-hpa", "web-ebbflow", "web-cpu"} {
-		if downs := tl.scaledDown(d, o.killed, o.recovered.Add(10*time.Second)); len(downs) > 0 {
-			t.Errorf("%s scaled down while the adapter was away: %v", d, downs)
-		}
-	}
+	checkNoScaleDownFromOutage(t, tl, o)
 	if top := <-topDone; top.err != nil {
 		t.Errorf("kubectl top vs kubelet: %v", top.err)
 	} else {
@@ -184,12 +185,19 @@ func (tl replicaTimeline) scaledDown(name string, from, to time.Time) []string {
 	return out
 }
 
-// adapterOutage deletes every ebbflow-adapter pod at once, after delay, and
-// measures how long until the APIServices are Available again through the
-// replacement pods.
+// adapterOutage deletes every ebbflow-adapter pod at once (grace period 0),
+// after delay, and measures how long until the APIServices are Available
+// again through the replacement pods; that must take at most
+// adapterReturnBound.
 type adapterOutage struct {
 	killed, recovered time.Time
 }
+
+// adapterReturnBound bounds the APIServices' return after every adapter pod
+// was killed: 2.8–3.6 s in three runs on 2026-11-27 (2 cores shared with
+// three other engineers' runs), 5.9–6.1 s on 2026-11-26
+// (docs/benchmarks.md); the margin is for a busier machine.
+const adapterReturnBound = 30 * time.Second
 
 func killAdapterPods(ctx context.Context, t *testing.T, delay time.Duration) adapterOutage {
 	t.Helper()
@@ -198,18 +206,55 @@ func killAdapterPods(ctx context.Context, t *testing.T, delay time.Duration) ada
 		return adapterOutage{}
 	case <-time.After(delay):
 	}
-	pods := podsOf(ctx, t, chartNS, "app.kubernetes.io/name=ebbflow-adapter")
+	list, err := env.C.Client().CoreV1().Pods(chartNS).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=ebbflow-adapter"})
+	if err != nil {
+		t.Errorf("list adapter pods: %v", err) // not Fatal: this runs beside the test's goroutine
+		return adapterOutage{}
+	}
 	o := adapterOutage{killed: time.Now()}
 	zero := int64(0)
-	for _, p := range pods {
+	for _, p := range list.Items {
 		if err := env.C.Client().CoreV1().Pods(chartNS).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Errorf("delete adapter pod %s: %v", p.Name, err)
 		}
 	}
-	waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource)
+	if _, err := env.WaitAPIServicesAvailable(ctx, 2*time.Minute, kit.AllAPIServices...); err != nil {
+		t.Errorf("after every adapter pod was killed: %v", err)
+		return o
+	}
 	o.recovered = time.Now()
-	t.Logf("all %d adapter pods killed mid-ramp: APIServices Available again after %v", len(pods), o.recovered.Sub(o.killed).Round(100*time.Millisecond))
+	took := o.recovered.Sub(o.killed)
+	t.Logf("all %d adapter pods killed mid-ramp: APIServices Available again after %v (bound %v)", len(list.Items), took.Round(100*time.Millisecond), adapterReturnBound)
+	if took > adapterReturnBound {
+		t.Errorf("APIServices Available again %v after every adapter pod was killed; want ≤ %v", took.Round(100*time.Millisecond), adapterReturnBound)
+	}
 	return o
+}
+
+// checkNoScaleDownFromOutage: from the kill until a full scale-down
+// stabilization window after the APIServices' return, no HPA or Autoscaler
+// scaled down — web-hpa's and web-ebbflow's window is downWindow; web-cpu's
+// is kube-controller-manager's default 5 min, longer than the timeline,
+// which is checked to its end. The timeline must cover the shorter window.
+func checkNoScaleDownFromOutage(t *testing.T, tl replicaTimeline, o adapterOutage) {
+	t.Helper()
+	if o.killed.IsZero() || o.recovered.IsZero() {
+		return // killAdapterPods failed the test
+	}
+	if len(tl.at) == 0 {
+		t.Error("no replica timeline")
+		return
+	}
+	end := o.recovered.Add(downWindow)
+	if last := tl.at[len(tl.at)-1]; last.Before(end) {
+		t.Errorf("the replica timeline ends %v before a scale-down window after the adapter's return: cannot check it", end.Sub(last).Round(time.Second))
+	}
+	for d, until := range map[string]time.Time{"web-hpa": end, "web-ebbflow": end, "web-cpu": tl.at[len(tl.at)-1]} {
+		if downs := tl.scaledDown(d, o.killed, until); len(downs) > 0 {
+			t.Errorf("%s scaled down between the adapter pods' kill and %v after their return: %v", d, until.Sub(o.recovered).Round(time.Second), downs)
+		}
+	}
+	t.Logf("no scale-down from the kill to %v after the return (web-cpu: to the timeline's end)", downWindow)
 }
 
 func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, timeout time.Duration) {

@@ -42,6 +42,17 @@ rules:
 `, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules)
 }
 
+// WithoutResourceMetrics turns metrics.k8s.io off in values written by
+// ChartValues (adapter.resourceMetrics.enabled: false; the resource rules
+// stay, unused), as a user installs before taking metrics-server's place.
+func WithoutResourceMetrics(values string) string {
+	const on = "resourceMetrics: {enabled: true}"
+	if strings.Count(values, on) != 1 {
+		panic("kit.WithoutResourceMetrics: values not of ChartValues")
+	}
+	return strings.Replace(values, on, "resourceMetrics: {enabled: false}", 1)
+}
+
 // QueueRule is the external rule of the sample app's queue
 // (queue_messages_ready, summed by namespace), for ChartValues.
 const QueueRule = `
