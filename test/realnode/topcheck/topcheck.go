@@ -206,14 +206,15 @@ func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads
 }
 
 // cpuRate is the pod's CPU in millicores over (from, to], summed over its
-// containers: each container's slope between its first and last sample in
-// the window. old says a container was counted Settle before from; ok that
-// one had two samples in the window.
+// containers: each container's rate as Prometheus' rate() computes it from
+// the same samples (promRate) — the kubelet stamps its samples and
+// refreshes them only every few seconds, so a window holds few, and rate's
+// extrapolation matters. old says a container was counted Settle before
+// from; ok that one had two samples in the window.
 func cpuRate(ctrs map[string][]Container, from, to time.Time) (milli float64, old, ok bool) {
 	for _, samples := range ctrs {
-		var first, last *Container
-		for i := range samples {
-			s := &samples[i]
+		var in []Container
+		for _, s := range samples {
 			if !s.CPUAt.After(from) {
 				old = old || !s.CPUAt.After(from.Add(-Settle))
 				continue
@@ -221,16 +222,48 @@ func cpuRate(ctrs map[string][]Container, from, to time.Time) (milli float64, ol
 			if s.CPUAt.After(to) {
 				break
 			}
-			if first == nil {
-				first = s
-			}
-			last = s
+			in = append(in, s)
 		}
-		if first == nil || last == first {
-			continue
+		if r, found := promRate(in, from, to); found {
+			milli += 1000 * r
+			ok = true
 		}
-		milli += 1000 * (last.CPUSeconds - first.CPUSeconds) / last.CPUAt.Sub(first.CPUAt).Seconds()
-		ok = true
 	}
 	return milli, old, ok
+}
+
+// promRate is Prometheus' rate() of a counter over the window (from, to]
+// from its samples in it: the increase between the first and the last
+// (counter resets added back), extrapolated towards the window's edges by
+// at most half the mean interval between samples where the gap is longer
+// than 1.1 of it (and not below a zero counter at the start), over the
+// window's length. false with fewer than two samples.
+func promRate(in []Container, from, to time.Time) (float64, bool) {
+	if len(in) < 2 {
+		return 0, false
+	}
+	first, last := in[0], in[len(in)-1]
+	increase := last.CPUSeconds - first.CPUSeconds
+	for i := 1; i < len(in); i++ {
+		if in[i].CPUSeconds < in[i-1].CPUSeconds {
+			increase += in[i-1].CPUSeconds
+		}
+	}
+	sampled := last.CPUAt.Sub(first.CPUAt).Seconds()
+	if sampled <= 0 {
+		return 0, false
+	}
+	toStart, toEnd := first.CPUAt.Sub(from).Seconds(), to.Sub(last.CPUAt).Seconds()
+	mean := sampled / float64(len(in)-1)
+	if toStart >= 1.1*mean {
+		toStart = mean / 2
+	}
+	if increase > 0 && first.CPUSeconds >= 0 {
+		toStart = min(toStart, sampled*first.CPUSeconds/increase)
+	}
+	if toEnd >= 1.1*mean {
+		toEnd = mean / 2
+	}
+	increase *= (sampled + toStart + toEnd) / sampled
+	return increase / to.Sub(from).Seconds(), true
 }

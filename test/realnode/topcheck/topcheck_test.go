@@ -1,6 +1,7 @@
 package topcheck
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,33 @@ func TestCompareReadsTheSameWindow(t *testing.T) {
 	}
 	if res := Compare(map[string]Top{"a": {100, 1}}, at, window, r); len(res.Problems) == 0 {
 		t.Errorf("100m passed against 200m over the window: %+v", res)
+	}
+}
+
+// TestPromRate: rate()'s extrapolation on few samples, as Prometheus
+// computes it: three samples 10 s apart inside a 30 s window extrapolate
+// to the true rate; two samples 10 s apart, 12 s after the window's start,
+// extrapolate by only half an interval there and read low.
+func TestPromRate(t *testing.T) {
+	at := func(s, v float64) Container {
+		return Container{CPUSeconds: v, CPUAt: t0.Add(time.Duration(s * float64(time.Second)))}
+	}
+	from, to := t0, t0.Add(30*time.Second)
+	for _, tc := range []struct {
+		name string
+		in   []Container
+		want float64
+	}{
+		{"three inside", []Container{at(5, 100.5), at(15, 101.5), at(25, 102.5)}, 0.1},
+		{"two late", []Container{at(12, 101.2), at(22, 102.2)}, 2.3 / 30},
+		{"a reset", []Container{at(5, 100.5), at(15, 0.5), at(25, 1.5)}, 1.5 * 1.5 / 30},
+	} {
+		got, ok := promRate(tc.in, from, to)
+		if !ok || math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: promRate = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+	if _, ok := promRate([]Container{at(5, 1)}, from, to); ok {
+		t.Error("promRate of one sample")
 	}
 }
