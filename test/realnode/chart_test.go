@@ -25,7 +25,9 @@ const queueRule = kit.QueueRule
 // probes in a restricted namespace, the APIServices Available through the
 // chart's Service, the three APIs answered by the pods, a workload scaled on
 // real traffic (workload_test.go), leader handover, a rule change picked up
-// without a restart, and an uninstall that leaves nothing behind.
+// without a restart, a Pods metric's forecast scaling before a daily ramp
+// while the HPA scales after it (forecast_test.go), and an uninstall that
+// leaves nothing behind.
 func TestChartOnRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -60,6 +62,7 @@ func TestChartOnRealNode(t *testing.T) {
 	t.Run("Workload", func(t *testing.T) { testWorkload(ctx, t) })
 	t.Run("LeaderHandover", func(t *testing.T) { testLeaderHandover(ctx, t) })
 	t.Run("UpgradeRulesWithoutRestart", func(t *testing.T) { testUpgradeRules(ctx, t) })
+	t.Run("ForecastPodsMetric", func(t *testing.T) { testForecastPodsMetric(ctx, t) })
 	t.Run("UninstallLeavesNothing", func(t *testing.T) { testUninstall(ctx, t) })
 }
 
