@@ -215,8 +215,8 @@ func testForecastPodsMetric(ctx context.Context, t *testing.T) {
 	case !ebbOK:
 		t.Errorf("the Autoscaler never scaled above 1 (by %s)", ramp.Add(dailyHighFor).Format(time.TimeOnly))
 	case ramp.Sub(ebbWrite) < dailyPodStartup:
-		t.Errorf("the Autoscaler scaled above 1 at %s, %.1f s before the ramp; want at least its podStartup %v before",
-			ebbWrite.Format("15:04:05.0"), ramp.Sub(ebbWrite).Seconds(), dailyPodStartup)
+		t.Errorf("the Autoscaler scaled above 1 at %s, %+.1f s from the ramp; want at least its podStartup %v before it",
+			ebbWrite.Format("15:04:05.0"), ebbWrite.Sub(ramp).Seconds(), dailyPodStartup)
 	default:
 		t.Logf("the Autoscaler scaled above 1 at %s, %.1f s before the ramp", ebbWrite.Format("15:04:05.0"), ramp.Sub(ebbWrite).Seconds())
 	}
@@ -309,11 +309,17 @@ func checkForecastRecord(ctx context.Context, t *testing.T, ramp time.Time) {
 		return step != nil, nil
 	})
 	if err != nil {
-		var status any
+		var steps []v1alpha1.DecisionStep
+		var conds []string
 		if a != nil {
-			status = a.Status
+			if a.Status.LastDecision != nil {
+				steps = a.Status.LastDecision.Steps
+			}
+			for _, c := range a.Status.Conditions {
+				conds = append(conds, fmt.Sprintf("%s %s/%s: %s", c.Type, c.Status, c.Reason, c.Message))
+			}
 		}
-		t.Errorf("no decision record with a Forecast step raising the proposal above 1 before the ramp; status: %+v", status)
+		t.Errorf("no decision record with a Forecast step raising the proposal above 1 before the ramp; last steps %+v, conditions %q", steps, conds)
 		return
 	}
 	t.Logf("Forecast step %d → %d: %s", step.From, step.To, step.Message)
