@@ -53,10 +53,10 @@ const (
 
 // PrometheusRetention is the retention of the cluster's Prometheus: a
 // forecast's history backfilled into it spans a week and more, and with
-// the default one day Prometheus deletes, when it reopens its data, every
-// backfilled block that ends a day or more before its newest (promtool
-// cuts blocks at fixed multiples of their duration, so a week can fall
-// into two).
+// the default one day Prometheus deletes, whenever it loads its blocks (at
+// start, after a compaction), every block that ends a day or more before
+// its newest — and promtool cuts blocks at multiples of their duration
+// (20¼ days for the cluster's backfill), so a week can fall into two.
 const PrometheusRetention = 30 * 24 * time.Hour
 
 // AllAPIServices are the four APIServices of the chart with resource
