@@ -220,8 +220,8 @@ func testForecastPodsMetric(ctx context.Context, t *testing.T) {
 	default:
 		t.Logf("the Autoscaler scaled above 1 at %s, %.1f s before the ramp", ebbWrite.Format("15:04:05.0"), ramp.Sub(ebbWrite).Seconds())
 	}
-	if ready := tl.readyAt(dailyEbbflow, ramp); ready < 2 {
-		t.Errorf("the Autoscaler's Deployment had %d Ready replicas when the load arrived; want the forecast's, more than 1", ready)
+	if spec, ready := tl.replicasAt(dailyEbbflow, ramp); spec < 2 || ready < spec {
+		t.Errorf("the Autoscaler's Deployment had %d of %d replicas Ready when the load arrived; want all of the forecast's, more than 1", ready, spec)
 	}
 	switch {
 	case !hpaOK:
@@ -395,14 +395,13 @@ func (tl scaleTimeline) firstAbove(name string, n int32) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// readyAt is name's Ready replicas at the last sample before t.
-func (tl scaleTimeline) readyAt(name string, t time.Time) int32 {
-	var r int32
+// replicasAt is name's spec and Ready replicas at the last sample before t.
+func (tl scaleTimeline) replicasAt(name string, t time.Time) (spec, ready int32) {
 	for i, at := range tl.at {
 		if at.After(t) {
 			break
 		}
-		r = tl.ready[i][name]
+		spec, ready = tl.spec[i][name], tl.ready[i][name]
 	}
-	return r
+	return spec, ready
 }
