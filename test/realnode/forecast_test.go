@@ -147,8 +147,8 @@ func dailySpec(target, forecast string) string {
 // under other pods' names than today's), one scaled by
 // kube-controller-manager's HPA and one by an Autoscaler whose Pods metric
 // (the chart's http_requests_per_second) has a daily forecast with the
-// default method and mode (Auto: applied once its backtest on the week has
-// paid off). Real HTTP load ramps today at the same time. The Autoscaler
+// default method and mode (Auto: applied once its backtest over the last
+// three days has paid off). Real HTTP load ramps today at the same time. The Autoscaler
 // raises the replicas before the load arrives, its pods Ready by then,
 // saying so in its Forecast step and Forecasting condition; the HPA only
 // after; both answer at least 90 % of requests with 2xx.
