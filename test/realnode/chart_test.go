@@ -27,7 +27,9 @@ const queueRule = kit.QueueRule
 // answered by the pods, the running pods locked down, the egress guard on
 // the running node, a workload scaled on real traffic (workload_test.go),
 // leader handover (graceful, then SIGKILL), a rule change picked up without
-// a restart, and an uninstall that leaves nothing behind.
+// a restart, a Pods metric's forecast scaling before a daily ramp while the
+// HPA scales after it (forecast_test.go), and an uninstall that leaves
+// nothing behind.
 func TestChartOnRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -67,6 +69,7 @@ func TestChartOnRealNode(t *testing.T) {
 	t.Run("LeaderHandover", func(t *testing.T) { testLeaderHandover(ctx, t) })
 	t.Run("LeaderKilled", func(t *testing.T) { testLeaderKilled(ctx, t) })
 	t.Run("UpgradeRulesWithoutRestart", func(t *testing.T) { testUpgradeRules(ctx, t) })
+	t.Run("ForecastPodsMetric", func(t *testing.T) { testForecastPodsMetric(ctx, t) })
 	t.Run("UninstallLeavesNothing", func(t *testing.T) { testUninstall(ctx, t) })
 }
 

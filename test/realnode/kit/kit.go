@@ -51,6 +51,14 @@ const (
 	APIResource = "v1beta1.metrics.k8s.io"
 )
 
+// PrometheusRetention is the retention of the cluster's Prometheus: a
+// forecast's history backfilled into it spans a week and more, and with
+// the default one day Prometheus deletes, whenever it loads its blocks (at
+// start, after a compaction), every block that ends a day or more before
+// its newest — and promtool cuts blocks at multiples of their duration
+// (20¼ days for the cluster's backfill), so a week can fall into two.
+const PrometheusRetention = 30 * 24 * time.Hour
+
 // AllAPIServices are the four APIServices of the chart with resource
 // metrics on.
 var AllAPIServices = []string{APICustom1, APICustom2, APIExternal, APIResource}
@@ -95,12 +103,13 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		return nil, err
 	}
 	c, err := cluster.Start(ctx, cluster.Options{
-		RealNode:       true,
-		NoAdapter:      true,
-		NoFakeNodes:    true,
-		ScrapeInterval: opts.ScrapeInterval,
-		Log:            log,
-		Dir:            opts.Dir,
+		RealNode:            true,
+		NoAdapter:           true,
+		NoFakeNodes:         true,
+		ScrapeInterval:      opts.ScrapeInterval,
+		PrometheusRetention: PrometheusRetention,
+		Log:                 log,
+		Dir:                 opts.Dir,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
