@@ -39,7 +39,7 @@ type historyClient struct {
 	// valueAt, if set, is the value at each time instead of value.
 	valueAt func(time.Time) float64
 	err     error
-	reads []string
+	reads   []string
 	// nothing counts reads the real client would refuse.
 	nothing int
 }
