@@ -19,9 +19,10 @@ const sampleJUnit = `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="4" disabled="0" errors="0" failures="1" time="300">
   <testsuite name="Kubernetes e2e suite" package="/x" tests="4" skipped="2" failures="1" errors="0" time="300">
     <testcase name="[SynchronizedBeforeSuite]" classname="Kubernetes e2e suite" status="passed" time="0.02"></testcase>
+    <testcase name="[ReportAfterSuite] [sig-testing] Log Check" classname="Kubernetes e2e suite" status="passed" time="0.01"></testcase>
     <testcase name="[It] [sig-autoscaling] [Feature:HPA] Horizontal pod autoscaling (scale resource: CPU) ReplicaSet light Should scale from 1 pod to 2 pods" classname="Kubernetes e2e suite" status="passed" time="111.95"></testcase>
     <testcase name="[It] [sig-autoscaling] [Feature:HPA] Horizontal pod autoscaling (non-default behavior) with short downscale stabilization window should scale down soon after the stabilization period" classname="Kubernetes e2e suite" status="failed" time="185.5">
-      <failure message="waited 3m0s, wanted less than 2m30s&#xA;more" type="failed">long text</failure>
+      <failure message="" type="failed">[FAILED] waited 3m0s, wanted less than 2m30s&#xA;Expected&#xA;    &lt;int&gt;: 3&#xA;In [It] at: x.go:90 @ 11/27/26 18:53:20.553&#xA;</failure>
     </testcase>
     <testcase name="[It] [sig-apps] Deployment should run" classname="Kubernetes e2e suite" status="skipped" time="0">
       <skipped message="skipped"></skipped>
@@ -47,7 +48,7 @@ func TestReadJUnitAndReport(t *testing.T) {
 	if got := summary(cases); got != "1 failed, 1 passed, 1 skipped" {
 		t.Errorf("summary %q", got)
 	}
-	if c := cases[1]; c.Status != "failed" || c.Message != "waited 3m0s, wanted less than 2m30s" {
+	if c := cases[1]; c.Status != "failed" || c.Message != "waited 3m0s, wanted less than 2m30s Expected <int>: 3" {
 		t.Errorf("failed case %+v", c)
 	}
 	passedKCM := make([]testCase, len(cases))
@@ -55,7 +56,7 @@ func TestReadJUnitAndReport(t *testing.T) {
 	passedKCM[1].Status = "passed"
 	r := report{runs: []modeRun{{mode: modeEbbflow, cases: cases}, {mode: modeKCM, cases: passedKCM}}}
 	md := r.markdown()
-	for _, want := range []string{"| Horizontal pod autoscaling (non-default behavior) with short downscale stabilization window should scale down soon after the stabilization period | **failed**, 3m06s [1] | passed, 3m06s |",
+	for _, want := range []string{"wanted less than 2m30s Expected <int>: 3\n", "| Horizontal pod autoscaling (non-default behavior) with short downscale stabilization window should scale down soon after the stabilization period | **failed**, 3m06s [1] | passed, 3m06s |",
 		"1. ebbflow-autoscaler (drop-in), Horizontal pod autoscaling (non-default behavior)", "skipped - feature gate PodLevelResources is off"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

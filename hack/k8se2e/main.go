@@ -70,13 +70,14 @@ const (
 )
 
 type options struct {
-	fast    bool
-	images  bool // only build the test images
-	modes   []string
-	out     string
-	focus   string
-	skip    string
-	timeout time.Duration
+	fast     bool
+	images   bool // only build the test images
+	rereport bool // only write the report again from the runs in out
+	modes    []string
+	out      string
+	focus    string
+	skip     string
+	timeout  time.Duration
 }
 
 func main() {
@@ -85,6 +86,7 @@ func main() {
 	o := options{}
 	var modes string
 	flag.BoolVar(&o.fast, "fast", false, "run the fast subset (make test) instead of the whole selection")
+	flag.BoolVar(&o.rereport, "report-only", false, "only write report.md again from the runs already in --out")
 	flag.BoolVar(&o.images, "images-only", false, "only build the test images (tarballs in --out/images)")
 	flag.StringVar(&modes, "modes", modeEbbflow+","+modeKCM, "comma-separated: ebbflow (drop-in mode), kcm (kube-controller-manager's HPA), in this order")
 	flag.StringVar(&o.out, "out", "_output/k8se2e", "directory of the reports")
@@ -122,6 +124,18 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
+	}
+	if o.rereport {
+		rep := report{focus: o.focus, skip: o.skip, fast: o.fast}
+		for _, mode := range o.modes {
+			r, err := readRun(filepath.Join(o.out, mode), mode)
+			if err != nil {
+				return err
+			}
+			rep.runs = append(rep.runs, r)
+			rep.total += r.elapsed
+		}
+		return writeReport(rep, o.out, log)
 	}
 	e2eBin, err := buildtools.Path(ctx, log, "k8s-e2e")
 	if err != nil {
@@ -171,14 +185,35 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 		}
 		runs = append(runs, r)
 	}
-	rep := report{runs: runs, focus: o.focus, skip: o.skip, fast: o.fast, total: time.Since(t0)}
-	path := filepath.Join(o.out, "report.md")
+	return writeReport(report{runs: runs, focus: o.focus, skip: o.skip, fast: o.fast, total: time.Since(t0)}, o.out, log)
+}
+
+// writeReport writes out/report.md, prints it and returns its verdict.
+func writeReport(rep report, out string, log io.Writer) error {
+	path := filepath.Join(out, "report.md")
 	if err := os.WriteFile(path, []byte(rep.markdown()), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(log, "k8se2e: report in %s\n", path)
 	_, _ = io.WriteString(log, rep.markdown())
 	return rep.verdict()
+}
+
+// readRun reads a mode's run back from its directory: the JUnit report and
+// the RUN file runE2E writes (elapsed time and exit code).
+func readRun(dir, mode string) (modeRun, error) {
+	r := modeRun{mode: mode, dir: dir}
+	data, err := os.ReadFile(filepath.Join(dir, "RUN"))
+	if err != nil {
+		return r, err
+	}
+	var secs float64
+	if _, err := fmt.Sscanf(string(data), "elapsed=%g exit=%d", &secs, &r.exit); err != nil {
+		return r, fmt.Errorf("%s/RUN: %w", dir, err)
+	}
+	r.elapsed = time.Duration(secs * float64(time.Second))
+	r.cases, err = readJUnit(filepath.Join(dir, "junit_01.xml"))
+	return r, err
 }
 
 // prepareMode installs (first) or changes the chart and kube-controller-
@@ -215,7 +250,13 @@ func prepareMode(ctx context.Context, env *kit.Env, mode string, first bool) err
 }
 
 // chartValues: Prometheus of the cluster, metrics.k8s.io from the kubelet's
-// /metrics/resource (the tests' Resource metrics; the same for both modes),
+// /metrics/resource (the tests' Resource metrics; the same for both modes) —
+// CPU as a rate over 45 s: the kubelet stamps a container's CPU counter with
+// the time of its cAdvisor housekeeping, up to 15 s apart for an idle
+// container, so a 30 s window often holds one sample and the pod has no
+// metric (a run with 30 s saw one to three of three consumer pods with
+// a rate at 15 s steps, and kube-controller-manager, counting the missing
+// pods at 100 % of the target on a scale-down, held three replicas),
 // no custom or external APIServices (the external-metrics tests register
 // v1beta1.external.metrics.k8s.io for their own server), and in drop-in
 // mode the autoscaler with hpaMode "all" and every flag at its default
@@ -239,8 +280,8 @@ adapter:
   default: false
   resource:
     cpu:
-      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
-      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[30s]))'
+      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[45s]))'
+      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[45s]))'
       resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
       containerLabel: container
     memory:
@@ -248,7 +289,7 @@ adapter:
       nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
       resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
       containerLabel: container
-    window: 30s
+    window: 45s
 `, env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), autoscaler)
 }
 
@@ -312,6 +353,9 @@ func runE2E(ctx context.Context, env *kit.Env, bin, mode string, o options, log 
 	}
 	if ctx.Err() != nil {
 		return r, ctx.Err()
+	}
+	if err := os.WriteFile(filepath.Join(dir, "RUN"), fmt.Appendf(nil, "elapsed=%.0f exit=%d\n", r.elapsed.Seconds(), r.exit), 0o644); err != nil {
+		return r, err
 	}
 	r.cases, err = readJUnit(filepath.Join(dir, "junit_01.xml"))
 	if err != nil {

@@ -60,6 +60,9 @@ func readJUnit(path string) ([]testCase, error) {
 			switch {
 			case c.Failure != nil:
 				tc.Message = c.Failure.Message
+				if tc.Message == "" {
+					tc.Message = failureText(c.Failure.Text)
+				}
 			case c.Error != nil:
 				tc.Message = c.Error.Message
 			case c.Skipped != nil:
@@ -76,14 +79,24 @@ func readJUnit(path string) ([]testCase, error) {
 			if tc.Status == "skipped" && (tc.Message == "" || tc.Message == "skipped") {
 				continue // not in the focus
 			}
-			if strings.HasPrefix(tc.Name, "[") && !strings.Contains(tc.Name, "sig-") && tc.Status == "passed" {
-				continue // a suite node that passed
+			if !strings.HasPrefix(c.Name, "[It] ") && tc.Status == "passed" {
+				continue // a suite node ([SynchronizedBeforeSuite], [ReportAfterSuite] ...) that passed
 			}
 			tc.Message = firstLine(tc.Message)
 			out = append(out, tc)
 		}
 	}
 	return out, nil
+}
+
+// failureText is the gist of ginkgo's failure text: up to its location
+// ("In [It] at: ..."), on one line, without the "[FAILED] " tag.
+func failureText(s string) string {
+	if i := strings.Index(s, "\nIn ["); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimPrefix(strings.TrimSpace(s), "[FAILED] ")
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func firstLine(s string) string {
