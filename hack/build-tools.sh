@@ -275,7 +275,7 @@ build() {
       [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}/${name}.d"
       {
         echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
-        echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
+        echo "go=$(go_in "${MOD}" env GOVERSION) command=go ${gocmd[*]} CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
         echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=${secs} together_with=${todo[*]}"
       } >"${tmp}/${name}.d/BUILD-INFO"
       rm -rf "${dir}"
