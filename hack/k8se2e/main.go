@@ -133,7 +133,7 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 				return err
 			}
 			rep.runs = append(rep.runs, r)
-			rep.total += r.elapsed
+			rep.total += r.elapsed // the e2e runs only: the cluster's time is not recorded
 		}
 		return writeReport(rep, o.out, log)
 	}

@@ -153,9 +153,12 @@ func shortName(n string) string {
 
 func (r report) markdown() string {
 	var b strings.Builder
-	sel := "the whole selection"
-	if r.fast {
+	sel := "a selection"
+	switch {
+	case r.fast:
 		sel = "the fast subset"
+	case r.focus == hpaFocus && r.skip == "":
+		sel = "the whole selection"
 	}
 	fmt.Fprintf(&b, "# Kubernetes v1.37.1 HPA e2e tests: %s\n\n", sel)
 	fmt.Fprintf(&b, "Focus: `%s`.", r.focus)
