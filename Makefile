@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -133,15 +133,22 @@ demo-fake-nodes:
 	hack/build-tools.sh && hack/install-prometheus.sh
 	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md)
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
 # One go test run: ./test/e2e/... (the longest package) starts first and the
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
 # schedules) overlap.
-E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/...
+E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
 test-e2e:
-	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3
-	$(GO) test -count=1 -timeout 45m -parallel 4 $(E2E_PKGS)
+	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
+	$(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
+
+## test-k8s-e2e: as root, Kubernetes v1.37.1's own HPA e2e tests ([sig-autoscaling] [Feature:HPA], test/e2e/autoscaling/horizontal_pod_autoscaling*.go; e2e.test and its images built from the Go module proxy) on the real node against ebbflow-autoscaler in drop-in mode, then against kube-controller-manager's HPA; side-by-side report in _output/k8se2e/report.md (K8S_E2E_FLAGS=--fast: the subset test-e2e runs; docs/k8s-e2e.md)
+K8S_E2E_FLAGS ?=
+test-k8s-e2e:
+	@[ "$$(id -u)" = 0 ] || { echo "make test-k8s-e2e needs root (the real node)"; exit 1; }
+	hack/deps.sh --node $(REAL_NODE_TOOLS) helm prometheus3 k8s-e2e
+	CGO_ENABLED=0 $(GO) build -trimpath -o _output/bin/k8se2e ./hack/k8se2e && exec _output/bin/k8se2e $(K8S_E2E_FLAGS)
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
 verify: $(STATICCHECK) verify-codegen

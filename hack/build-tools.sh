@@ -29,7 +29,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3 mimir victoria-metrics)
+EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3 mimir victoria-metrics k8s-e2e)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -56,8 +56,9 @@ usage() {
 #   ESTIMATE  rough cold build time on 2 cores
 #   LDX       extra -ldflags (-X ...)
 #   TAGS      build tags (comma-separated), as the tool's release builds use
+#   TESTBIN   1: PKGS[0] is a test package, built with go test -c (one binary)
 describe() {
-  LDX="" TAGS="" LINKS=()
+  LDX="" TAGS="" LINKS=() TESTBIN=0
   case "$1" in
   kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet | kube-proxy)
     MOD=kube MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
@@ -68,6 +69,14 @@ describe() {
     kubelet) ESTIMATE="~3-4 min, less after kube-apiserver" ;;
     *) ESTIMATE="~1-3 min, less after kube-apiserver" ;;
     esac
+    ;;
+  k8s-e2e)
+    # Kubernetes' end-to-end test binary (go test -c k8s.io/kubernetes/test/e2e),
+    # for make test-k8s-e2e; its own module because of its test-only
+    # dependencies. Linked as bin/e2e.test.
+    MOD=k8se2e MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
+    PKGS=(k8s.io/kubernetes/test/e2e) BINS=(e2e.test) TESTBIN=1
+    ESTIMATE="~10-20 min, less after the Kubernetes binaries"
     ;;
   etcd)
     MOD=etcd MODPATH=go.etcd.io/etcd/server/v3 VERSION="${ETCD_VERSION}"
@@ -164,7 +173,7 @@ go_in() {
 kube_ldflags() {
   local date minor="${KUBERNETES_VERSION#v1.}"
   minor="${minor%%.*}"
-  date=$(go_in kube list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes) ||
+  date=$(go_in "${1:-kube}" list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes) ||
     die "cannot read the release time of k8s.io/kubernetes ${KUBERNETES_VERSION}"
   local pkg key val out=""
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -266,10 +275,12 @@ build() {
     tmp=$(mktemp -d "${CACHE}/.${todo[0]}-${VERSION}.XXXXXX")
     # shellcheck disable=SC2064 # expand tmp now
     trap "rm -rf '${tmp}'" EXIT
-    [[ "${MOD}" != kube ]] || ldx="$(kube_ldflags)"
+    [[ "${MOD}" != kube && "${MOD}" != k8se2e ]] || ldx="$(kube_ldflags "${MOD}")"
     [[ "${MOD}" != prometheus ]] || ldx="$(prometheus_ldflags)"
     if [[ ${#pkgs[@]} -eq 1 ]]; then out="${tmp}/${bins[0]}"; else out="${tmp}/"; fi
-    go_in "${MOD}" build -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${pkgs[@]}" ||
+    local gocmd=(build)
+    [[ "${TESTBIN}" == 0 ]] || gocmd=(test -c -vet=off)
+    go_in "${MOD}" "${gocmd[@]}" -p "${BUILD_P}" -trimpath ${TAGS:+-tags "${TAGS}"} -ldflags "-s -w${ldx:+ ${ldx}}" -o "${out}" "${pkgs[@]}" ||
       die "go build of ${todo[*]} ${VERSION} failed (output above)"
     local secs=$(($(date +%s) - start)) b dir
     for name in "${todo[@]}"; do
@@ -280,7 +291,7 @@ build() {
       [[ "${name}" != kwok ]] || copy_kwok_stages "${tmp}/${name}.d"
       {
         echo "tool=${name} version=${VERSION} module=hack/tools/${MOD}"
-        echo "go=$(go_in "${MOD}" env GOVERSION) CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
+        echo "go=$(go_in "${MOD}" env GOVERSION) command=go ${gocmd[*]} CGO_ENABLED=0 flags=-trimpath${TAGS:+ -tags=${TAGS}} -ldflags=-s -w${ldx:+ ${ldx}}"
         echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) seconds=${secs} together_with=${todo[*]}"
       } >"${tmp}/${name}.d/BUILD-INFO"
       rm -rf "${dir}"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # install-node.sh installs what the local cluster's real node runs besides the
 # Kubernetes binaries (those come from hack/build-tools.sh): Debian's
-# containerd, runc, CNI plugins, iptables and conntrack.
+# containerd, runc, CNI plugins, iptables and conntrack; and stress, which the
+# resource-consumer image of Kubernetes' HPA e2e tests runs (make
+# test-k8s-e2e builds that image from source, with Debian's stress as upstream).
 #
 # Contract:
 #   - Idempotent: packages already installed are left alone; apt-get update
@@ -15,9 +17,9 @@ set -euo pipefail
 
 log() { printf 'install-node: %s\n' "$*" >&2; }
 
-PACKAGES=(containerd runc containernetworking-plugins iptables conntrack)
+PACKAGES=(containerd runc containernetworking-plugins iptables conntrack stress)
 # command or file that proves each package is there, in the same order
-PROOFS=(/usr/bin/containerd /usr/sbin/runc /usr/lib/cni/bridge /usr/sbin/iptables /usr/sbin/conntrack)
+PROOFS=(/usr/bin/containerd /usr/sbin/runc /usr/lib/cni/bridge /usr/sbin/iptables /usr/sbin/conntrack /usr/bin/stress)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then

@@ -98,6 +98,11 @@ type Options struct {
 	// ignored), e.g. with RealNode for a cluster of one real node; kwok is then
 	// neither built nor started.
 	NoFakeNodes bool
+	// ClusterDNS gives the real node's pods a cluster DNS (node_dns.go): the
+	// A records <service>.<namespace>.svc.cluster.local of Services'
+	// ClusterIPs, served by this process on the pod network's gateway and
+	// named by the kubelet as clusterDNS. Only with RealNode.
+	ClusterDNS bool
 	// PauseImageTarball is the sandbox image tarball for the real node
 	// (default: built with hack/image into _output/images).
 	PauseImageTarball string
@@ -173,7 +178,8 @@ type Cluster struct {
 	nodeLock     *nodeLock // held from prepareRealNode to stopRealNode
 	ownsNodeLock bool      // taken by prepareRealNode, not Options.nodeLock
 	nodeOwner    nodeOwner
-	watchdog     *watchdog // sweeps the node if this process dies first
+	watchdog     *watchdog   // sweeps the node if this process dies first
+	dns          *clusterDNS // Options.ClusterDNS
 }
 
 // ports are the loopback ports of the cluster's components.

@@ -140,6 +140,10 @@ func (c *Cluster) stopRealNode(procs map[string]*process) error {
 			delete(procs, name)
 		}
 	}
+	if c.dns != nil {
+		c.dns.stop()
+		c.dns = nil
+	}
 	if c.nodeOwner.root != "" { // recorded: the run changed the machine
 		sweepErr := sweepNode(ctx, c.nodeOwner, c.logf)
 		if sweepErr == nil {

@@ -63,7 +63,7 @@ authorization:
 containerRuntimeEndpoint: unix://%s
 resolvConf: %s
 clusterDomain: cluster.local
-makeIPTablesUtilChains: false
+%smakeIPTablesUtilChains: false
 protectKernelDefaults: true
 oomScoreAdj: 0
 failSwapOn: false
@@ -80,7 +80,16 @@ rotateCertificates: false
 serverTLSBootstrap: false
 shutdownGracePeriod: 0s
 `, nodeCgroup, podGateway, c.nodePorts.kubelet, c.nodePorts.kubeletHealthz, certFile, keyFile, c.pki.caFile,
-		c.node.socket, c.node.resolvConf, kubeletSyncSeconds, podCIDR)
+		c.node.socket, c.node.resolvConf, c.kubeletClusterDNS(), kubeletSyncSeconds, podCIDR)
+}
+
+// kubeletClusterDNS is the kubelet's clusterDNS line (with its newline), or
+// nothing without Options.ClusterDNS.
+func (c *Cluster) kubeletClusterDNS() string {
+	if !c.opts.ClusterDNS {
+		return ""
+	}
+	return "clusterDNS: [" + podGateway + "]\n"
 }
 
 // startKubelet starts the kubelet of the real node and waits until its Node
@@ -107,6 +116,11 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	// Recorded in the owner record before anything started.
 	if err := applyKernelSettings(); err != nil {
 		return err
+	}
+	if c.opts.ClusterDNS && c.dns == nil {
+		if c.dns, err = startClusterDNS(net.JoinHostPort(podGateway, "53"), c.client); err != nil {
+			return err
+		}
 	}
 	config := filepath.Join(c.node.root, "kubelet.yaml")
 	if err := os.WriteFile(config, []byte(c.kubeletConfig(certFile, keyFile)), 0o644); err != nil {

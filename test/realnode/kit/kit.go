@@ -80,6 +80,14 @@ type Options struct {
 	// Dir is the cluster directory, kept afterwards; empty means a temporary
 	// one, removed by Stop.
 	Dir string
+	// DisableHPAController starts kube-controller-manager without its HPA
+	// controller (for the autoscaler's drop-in mode).
+	DisableHPAController bool
+	// HPASyncPeriod is kube-controller-manager's HPA sync period (default:
+	// the cluster's, 5s).
+	HPASyncPeriod time.Duration
+	// ClusterDNS gives pods the cluster's Service names (cluster.Options.ClusterDNS).
+	ClusterDNS bool
 }
 
 // Start builds (or finds) helm, starts the cluster with one real node and
@@ -110,6 +118,10 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		PrometheusRetention: PrometheusRetention,
 		Log:                 log,
 		Dir:                 opts.Dir,
+
+		DisableHPAController: opts.DisableHPAController,
+		HPASyncPeriod:        opts.HPASyncPeriod,
+		ClusterDNS:           opts.ClusterDNS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
