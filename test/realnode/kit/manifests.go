@@ -3,13 +3,17 @@ package kit
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // ChartValues are the values a user on this cluster would set: where
 // Prometheus is, fast relists and syncs, the rules of the sample app
 // (requests per second; externalRules, a YAML list indented for the
 // `external:` key, e.g. " []" or QueueRule) and resource metrics from the
-// kubelet's /metrics/resource. Everything else is the chart's default.
+// kubelet's /metrics/resource (ResourceRules over ResourceWindow).
+// Everything else is the chart's default.
 func (e *Env) ChartValues(externalRules string) string {
 	return fmt.Sprintf(`prometheus:
   url: http://%s
@@ -27,10 +31,28 @@ rules:
     name: {matches: "^(.*)_total$", as: "${1}_per_second"}
     metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
   external:%s
-  resource:
+%s`, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules, ResourceRules(ResourceWindow))
+}
+
+// ResourceWindow is the window of the CPU rate in ChartValues' resource
+// rules. The kubelet stamps a container's CPU counter with the time of its
+// cAdvisor housekeeping, up to 15 s apart for an idle container: a 30 s
+// window often holds a single sample, and the pod then has no metric (a
+// run of hack/k8se2e with 30 s saw one to three of three consumer pods with
+// a rate, and kube-controller-manager, counting the missing pods at 100 % of
+// the target on a scale-down, held three replicas). 45 s holds at least two.
+const ResourceWindow = 45 * time.Second
+
+// ResourceRules is the chart's rules.resource (indented for the `rules:`
+// key) over the kubelet's /metrics/resource as Prometheus scrapes it: CPU
+// as the rate of the kubelet's counters over window, memory as the working
+// set.
+func ResourceRules(window time.Duration) string {
+	w := model.Duration(window).String()
+	return fmt.Sprintf(`  resource:
     cpu:
-      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[30s]))'
-      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[30s]))'
+      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[%[1]s]))'
+      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[%[1]s]))'
       resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
       containerLabel: container
     memory:
@@ -38,8 +60,8 @@ rules:
       nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
       resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
       containerLabel: container
-    window: 30s
-`, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules)
+    window: %[1]s
+`, w)
 }
 
 // WithoutResourceMetrics turns metrics.k8s.io off in values written by
