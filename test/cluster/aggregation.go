@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // apiServiceTimeout bounds the wait for the APIServices to become Available.
@@ -84,7 +85,7 @@ func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
 	if err := c.WriteRules(c.opts.RulesYAML); err != nil {
 		return err
 	}
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: adapterUser})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: adapterUser})
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (c *Cluster) ensureAPIServices(ctx context.Context) error {
 			"version":              a.version,
 			"groupPriorityMinimum": int64(100),
 			"versionPriority":      a.versionPriority,
-			"caBundle":             base64.StdEncoding.EncodeToString(c.pki.adapterCA.certPEM),
+			"caBundle":             base64.StdEncoding.EncodeToString(c.pki.adapterCA.CertPEM),
 			"service": map[string]any{
 				"namespace": adapterNamespace,
 				"name":      adapterService,
