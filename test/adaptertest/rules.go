@@ -1,10 +1,9 @@
 package adaptertest
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/ebbflow/ebbflow/test/resourcerules"
 )
 
 // ResourceRules is kube-prometheus' shape of resourceRules over the series
@@ -12,26 +11,5 @@ import (
 // a rule file: CPU as the rate of the counters over window, memory as the
 // working set.
 func ResourceRules(window time.Duration) string {
-	return fmt.Sprintf(`
-resourceRules:
-  cpu:
-    containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",pod!=""}[%[1]s]))'
-    nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[%[1]s]))'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  memory:
-    containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",pod!=""})'
-    nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>})'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  window: %[1]s
-`, model.Duration(window))
+	return "\nresourceRules:\n" + resourcerules.Rules(window, 2, `container!="",pod!=""`, "")
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/ebbflow/ebbflow/test/resourcerules"
 )
 
 // ChartValues are the values a user on this cluster would set: where
@@ -48,20 +48,7 @@ const ResourceWindow = 45 * time.Second
 // as the rate of the kubelet's counters over window, memory as the working
 // set.
 func ResourceRules(window time.Duration) string {
-	w := model.Duration(window).String()
-	return fmt.Sprintf(`  resource:
-    cpu:
-      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[%[1]s]))'
-      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[%[1]s]))'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    memory:
-      containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"})'
-      nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    window: %[1]s
-`, w)
+	return "  resource:\n" + resourcerules.Rules(window, 4, `container!="",metrics_path="/metrics/resource"`, `metrics_path="/metrics/resource"`)
 }
 
 // WithoutResourceMetrics turns metrics.k8s.io off in values written by
