@@ -249,15 +249,19 @@ func prepareMode(ctx context.Context, env *kit.Env, mode string, first bool) err
 	return err
 }
 
+// resourceWindow is the window of the CPU rate. The kubelet stamps a
+// container's CPU counter with the time of its cAdvisor housekeeping, up to
+// 15 s apart for an idle container, so kit's 30 s window often holds one
+// sample and the pod has no metric (a run with 30 s saw one to three of
+// three consumer pods with a rate at 15 s steps, and
+// kube-controller-manager, counting the missing pods at 100 % of the target
+// on a scale-down, held three replicas).
+const resourceWindow = 45 * time.Second
+
 // chartValues: Prometheus of the cluster, metrics.k8s.io from the kubelet's
-// /metrics/resource (the tests' Resource metrics; the same for both modes) —
-// CPU as a rate over 45 s: the kubelet stamps a container's CPU counter with
-// the time of its cAdvisor housekeeping, up to 15 s apart for an idle
-// container, so a 30 s window often holds one sample and the pod has no
-// metric (a run with 30 s saw one to three of three consumer pods with
-// a rate at 15 s steps, and kube-controller-manager, counting the missing
-// pods at 100 % of the target on a scale-down, held three replicas),
-// no custom or external APIServices (the external-metrics tests register
+// /metrics/resource (the tests' Resource metrics; the same for both modes:
+// kit's resource rules with CPU as a rate over resourceWindow), no custom
+// or external APIServices (the external-metrics tests register
 // v1beta1.external.metrics.k8s.io for their own server), and in drop-in
 // mode the autoscaler with hpaMode "all" and every flag at its default
 // (kube-controller-manager's), in kcm mode no autoscaler.
@@ -278,19 +282,7 @@ adapter:
   resourceMetrics: {enabled: true}
 %srules:
   default: false
-  resource:
-    cpu:
-      containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"}[45s]))'
-      nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>,metrics_path="/metrics/resource"}[45s]))'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    memory:
-      containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",metrics_path="/metrics/resource"})'
-      nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>,metrics_path="/metrics/resource"})'
-      resources: {overrides: {node: {resource: node}, namespace: {resource: namespace}, pod: {resource: pod}}}
-      containerLabel: container
-    window: 45s
-`, env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), autoscaler)
+%s`, env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), autoscaler, kit.ResourceRules(resourceWindow))
 }
 
 // modeRun is one mode's e2e run.

@@ -5,15 +5,9 @@
 package authproxy
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +17,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // Options say what the proxy demands.
@@ -58,14 +53,31 @@ func Start(t testing.TB, target string, opts Options) *Proxy {
 		t.Fatal(err)
 	}
 	p := &Proxy{Dir: t.TempDir()}
-	ca, caKey := newCert(t, nil, nil, "authproxy-ca", true)
-	srvCert, srvKey := newCert(t, ca, caKey, "127.0.0.1", false)
-	cliCert, cliKey := newCert(t, ca, caKey, "ebbflow-adapter", false)
-	p.CAFile = writePEM(t, p.Dir, "ca.crt", "CERTIFICATE", ca.Raw)
-	p.ClientCertFile = writePEM(t, p.Dir, "client.crt", "CERTIFICATE", cliCert.Raw)
-	p.ClientKeyFile = writeKey(t, p.Dir, "client.key", cliKey)
+	ca, err := certs.NewAuthority("authproxy-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := ca.Issue(certs.Spec{CommonName: "127.0.0.1", Server: true, IPs: []net.IP{net.ParseIP("127.0.0.1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvCert, err := serving.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := ca.Issue(certs.Spec{CommonName: "ebbflow-adapter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.CAFile = filepath.Join(p.Dir, "ca.crt")
+	if err := os.WriteFile(p.CAFile, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if p.ClientCertFile, p.ClientKeyFile, err = client.Write(p.Dir, "client"); err != nil {
+		t.Fatal(err)
+	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AppendCertsFromPEM(ca.CertPEM)
 	rp := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if opts.Token != "" && r.Header.Get("Authorization") != "Bearer "+opts.Token ||
@@ -78,7 +90,7 @@ func Start(t testing.TB, target string, opts Options) *Proxy {
 		rp.ServeHTTP(w, r)
 	}))
 	srv.TLS = &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{srvCert.Raw}, PrivateKey: srvKey}},
+		Certificates: []tls.Certificate{srvCert},
 		ClientAuth:   tls.VerifyClientCertIfGiven,
 		ClientCAs:    pool,
 		MinVersion:   tls.VersionTLS12,
@@ -123,56 +135,4 @@ current-context: c
 		t.Fatal(err)
 	}
 	return path
-}
-
-// newCert issues a certificate for cn (an IP for serving certificates), signed by
-// parent (self-signed when parent is nil).
-func newCert(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IsCA:        isCA, BasicConstraintsValid: true,
-	}
-	if ip := net.ParseIP(cn); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	}
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent, parentKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-func writePEM(t testing.TB, dir, name, typ string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func writeKey(t testing.TB, dir, name string, key *ecdsa.PrivateKey) string {
-	t.Helper()
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writePEM(t, dir, name, "EC PRIVATE KEY", der)
 }

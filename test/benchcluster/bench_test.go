@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ebbflow/ebbflow/autoscaler/app"
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/metricsstub"
 )
@@ -104,7 +105,7 @@ func TestBenchCluster(t *testing.T) {
 
 // writeReport writes the report so far to _output/bench/cluster-<UTC time>.md.
 func writeReport(t *testing.T, report string) {
-	out := filepath.Join(repoRoot(t), "_output", "bench", "cluster-"+time.Now().UTC().Format("20060102T150405Z")+".md")
+	out := filepath.Join(buildtools.MustRepoRoot(t), "_output", "bench", "cluster-"+time.Now().UTC().Format("20060102T150405Z")+".md")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil {
 		_ = os.WriteFile(out, []byte(report), 0o644)
 		t.Logf("report: %s", out)
@@ -247,12 +248,4 @@ func loadAverage() string {
 		return strings.Join(f[:3], " ")
 	}
 	return "?"
-}
-
-func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "..", "..")
 }

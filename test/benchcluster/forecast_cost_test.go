@@ -24,6 +24,7 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -122,7 +123,7 @@ func TestBenchForecastCost(t *testing.T) {
 	report := fmt.Sprintf("# bench-forecast-cost %s, nproc %d, load average %s, %d autoscalers every %v, conditions after warm-up %v\n\n%s",
 		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAverage(), n, period, reasons, table)
 	t.Log("\n" + report)
-	out := filepath.Join(repoRoot(t), "_output", "bench", "forecast-cost-"+time.Now().UTC().Format("20060102T150405Z")+".md")
+	out := filepath.Join(buildtools.MustRepoRoot(t), "_output", "bench", "forecast-cost-"+time.Now().UTC().Format("20060102T150405Z")+".md")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil && os.WriteFile(out, []byte(report), 0o644) == nil {
 		t.Logf("report: %s", out)
 	}

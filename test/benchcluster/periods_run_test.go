@@ -29,6 +29,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -142,7 +143,7 @@ func TestBenchSyncPeriods(t *testing.T) {
 	t.Logf("requests of %s by kind: %v\n%s", EbbflowUser, res.APIRequests, table)
 	report := fmt.Sprintf("# bench-sync-periods %s, nproc %d, load average %s, %d autoscalers created in %v, warm-up %v, window %v\n\n%s",
 		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAverage(), n, created.Round(time.Second), warmup, res.Window.Round(time.Millisecond), table)
-	out := filepath.Join(repoRoot(t), "_output", "bench", "sync-periods-"+time.Now().UTC().Format("20060102T150405Z")+".md")
+	out := filepath.Join(buildtools.MustRepoRoot(t), "_output", "bench", "sync-periods-"+time.Now().UTC().Format("20060102T150405Z")+".md")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err == nil && os.WriteFile(out, []byte(report), 0o644) == nil {
 		t.Logf("report: %s", out)
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // modulePath is the module whose root holds hack/build-tools.sh.
@@ -35,6 +36,16 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// MustRepoRoot returns RepoRoot and fails the test when there is none.
+func MustRepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // Paths runs hack/build-tools.sh --print-paths for the named tools (the

@@ -8,6 +8,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 const (
@@ -37,42 +40,19 @@ var (
 	toolsErr  error
 )
 
-// repoRoot is two levels up from this package.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // tool returns the path of a pinned tool (HELM, KUSTOMIZE), built by
 // hack/build-tools.sh when missing.
 func tool(t testing.TB, key string) string {
 	t.Helper()
 	toolsOnce.Do(func() {
-		cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "build-tools.sh"), "--print-paths", "helm", "kustomize")
-		cmd.Stderr = io.Discard
-		out, err := cmd.Output()
-		if err != nil {
-			toolsErr = fmt.Errorf("hack/build-tools.sh --print-paths helm kustomize: %w", err)
-			return
-		}
-		toolPaths = map[string]string{}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), "="); ok {
-				toolPaths[k] = v
-			}
-		}
+		toolPaths, toolsErr = buildtools.Paths(context.Background(), io.Discard, "helm", "kustomize")
 	})
 	if toolsErr != nil {
 		t.Fatal(toolsErr)
 	}
-	p := toolPaths[key]
-	if p == "" {
-		t.Fatalf("hack/build-tools.sh printed no %s", key)
+	p, err := buildtools.Lookup(toolPaths, key)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
@@ -81,7 +61,7 @@ func tool(t testing.TB, key string) string {
 func run(t testing.TB, bin string, args ...string) ([]byte, error) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = buildtools.MustRepoRoot(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	// Helm keeps caches and config under HOME; keep them out of the user's.

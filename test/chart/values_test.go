@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // valueFiles are the value sets under testdata/ that `helm lint` checks.
@@ -245,7 +246,7 @@ func TestBadValues(t *testing.T) {
 // TestCRDInSync: the chart's CRD is the generated one (hack/update-codegen.sh
 // writes both; this catches a hand edit or a forgotten regeneration).
 func TestCRDInSync(t *testing.T) {
-	root := repoRoot(t)
+	root := buildtools.MustRepoRoot(t)
 	gen, _ := filepath.Glob(filepath.Join(root, "manifests", "autoscaler", "crd", "*.yaml"))
 	chart, _ := filepath.Glob(filepath.Join(root, "charts", "ebbflow", "files", "crds", "*.yaml"))
 	if len(gen) == 0 || len(gen) != len(chart) {

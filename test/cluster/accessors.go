@@ -39,7 +39,7 @@ func (c *Cluster) AdapterURL() string { return fmt.Sprintf("https://127.0.0.1:%d
 
 // AdapterCA returns the PEM CA certificate that signed the adapter's serving
 // certificate (also the APIServices' caBundle).
-func (c *Cluster) AdapterCA() []byte { return append([]byte(nil), c.pki.adapterCA.certPEM...) }
+func (c *Cluster) AdapterCA() []byte { return append([]byte(nil), c.pki.adapterCA.CertPEM...) }
 
 // Kubectl returns the path of the pinned kubectl (v1.37.1, built by
 // hack/build-tools.sh); run it with --kubeconfig AdminKubeconfig().

@@ -98,7 +98,7 @@ func (c *Cluster) StartAdapter(ctx context.Context) error {
 			return err
 		}
 	}
-	hc, err := httpsClient(c.pki.adapterCA.certPEM, &c.pki.admin)
+	hc, err := httpsClient(c.pki.adapterCA.CertPEM, &c.pki.admin)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // apiServiceTimeout bounds the wait for the APIServices to become Available.
@@ -83,7 +85,7 @@ func (c *Cluster) applyAdapterObjects(ctx context.Context) error {
 	if err := c.WriteRules(c.opts.RulesYAML); err != nil {
 		return err
 	}
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: adapterUser})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: adapterUser})
 	if err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func (c *Cluster) ensureAPIServices(ctx context.Context) error {
 			"version":              a.version,
 			"groupPriorityMinimum": int64(100),
 			"versionPriority":      a.versionPriority,
-			"caBundle":             base64.StdEncoding.EncodeToString(c.pki.adapterCA.certPEM),
+			"caBundle":             base64.StdEncoding.EncodeToString(c.pki.adapterCA.CertPEM),
 			"service": map[string]any{
 				"namespace": adapterNamespace,
 				"name":      adapterService,
@@ -168,30 +170,37 @@ func (c *Cluster) ensureAPIServices(ctx context.Context) error {
 	return nil
 }
 
-// WaitAPIServicesAvailable waits until every adapter APIService reports
-// Available=True and kube-apiserver proxies its group version's discovery to
-// the adapter, or fails after timeout with the last condition or error.
-// Both are needed: kube-apiserver's proxy learns of the condition through
-// its own informer, so for a moment after Available=True it may still answer
-// 503 "service unavailable".
-func (c *Cluster) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration) error {
+// WaitAPIServicesAvailable waits until each named APIService
+// ("v1beta1.metrics.k8s.io"; none named: every APIService of the cluster's
+// adapter) reports Available=True and kube-apiserver proxies its group
+// version's discovery, or fails after timeout with the last condition or
+// error. Both are needed: kube-apiserver's proxy learns of the condition
+// through its own informer, so for a moment after Available=True it may
+// still answer 503 "service unavailable".
+func (c *Cluster) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration, names ...string) error {
+	if len(names) == 0 {
+		for _, a := range c.apis {
+			names = append(names, a.name())
+		}
+	}
 	dyn, err := dynamic.NewForConfig(c.restConfig)
 	if err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
 	disco := c.Client().Discovery()
-	return waitFor(ctx, "APIServices Available", timeout, nil, func(ctx context.Context) (bool, error) {
-		for _, a := range c.apis {
-			obj, err := dyn.Resource(apiServiceGVR()).Get(ctx, a.name(), metav1.GetOptions{})
+	return waitFor(ctx, fmt.Sprintf("APIServices %v Available", names), timeout, nil, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			obj, err := dyn.Resource(apiServiceGVR()).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			status, reason, msg := availableCondition(obj)
 			if status != "True" {
-				return false, fmt.Errorf("APIService %s Available=%s (%s): %s", a.name(), status, reason, msg)
+				return false, fmt.Errorf("APIService %s Available=%s (%s): %s", name, status, reason, msg)
 			}
-			if _, err := disco.ServerResourcesForGroupVersion(a.group + "/" + a.version); err != nil {
-				return false, fmt.Errorf("APIService %s Available but discovery through kube-apiserver failed: %w", a.name(), err)
+			version, group, _ := strings.Cut(name, ".")
+			if _, err := disco.ServerResourcesForGroupVersion(group + "/" + version); err != nil {
+				return false, fmt.Errorf("APIService %s Available but discovery through kube-apiserver failed: %w", name, err)
 			}
 		}
 		return true, nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/ebbflow/ebbflow/test/certs"
 	"github.com/ebbflow/ebbflow/test/proc"
 )
 
@@ -164,7 +165,7 @@ func (c *Cluster) autoscalerKubeconfig() string {
 // ebbflow-autoscaler.
 func (c *Cluster) installAutoscalerObjects(ctx context.Context) error {
 	if _, err := os.Stat(c.autoscalerKubeconfig()); err != nil {
-		pair, err := c.pki.clusterCA.issue(certSpec{commonName: autoscalerUser})
+		pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: autoscalerUser})
 		if err != nil {
 			return err
 		}

@@ -142,14 +142,5 @@ func (c *Cluster) RegisterExternalMetricsAPI(ctx context.Context, port int, caPE
 	if _, err := client.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create APIService %s: %w", name, err)
 	}
-	return waitFor(ctx, "APIService "+name+" Available", apiServiceTimeout, nil, func(ctx context.Context) (bool, error) {
-		o, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if status, reason, msg := availableCondition(o); status != "True" {
-			return false, fmt.Errorf("not available: Available=%s (%s): %s", status, reason, msg)
-		}
-		return true, nil
-	})
+	return c.WaitAPIServicesAvailable(ctx, apiServiceTimeout, name)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // Start-up bounds, generous for a loaded 2-core machine.
@@ -106,7 +108,7 @@ func (c *Cluster) startAPIServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hc, err := httpsClient(p.clusterCA.certPEM, &p.admin)
+	hc, err := httpsClient(p.clusterCA.CertPEM, &p.admin)
 	if err != nil {
 		return err
 	}
@@ -154,7 +156,7 @@ func (c *Cluster) controllers() string {
 // as system:serviceaccount:kube-system:horizontal-pod-autoscaler) and waits
 // for /healthz on its secure port.
 func (c *Cluster) startControllerManager(ctx context.Context) error {
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: controllerMgrUser})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: controllerMgrUser})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // WaitDeploymentReady waits until every replica of the Deployment is
@@ -59,4 +60,24 @@ func WaitDeploymentReady(ctx context.Context, cs kubernetes.Interface, ns, name 
 		}
 	}
 	return d, fmt.Errorf("%s", b.String())
+}
+
+// WaitReplicas reads the Deployment's spec.replicas (what an HPA or an
+// Autoscaler last set) every second until cond holds, and returns that
+// count. After timeout, or when ctx ends, it returns the last count read
+// and an error.
+func WaitReplicas(ctx context.Context, cs kubernetes.Interface, ns, name string, timeout time.Duration, cond func(int32) bool) (int32, error) {
+	var last int32
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = ptr.Deref(d.Spec.Replicas, 1)
+		return cond(last), nil
+	})
+	if err != nil {
+		return last, fmt.Errorf("Deployment %s/%s: %d replicas after %v: %w", ns, name, last, timeout, err)
+	}
+	return last, nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // Components of the real node.
@@ -96,16 +98,16 @@ func (c *Cluster) kubeletClusterDNS() string {
 // is Ready.
 func (c *Cluster) startKubelet(ctx context.Context) error {
 	pki := c.pki
-	serving, err := pki.clusterCA.issue(certSpec{commonName: RealNodeName, server: true,
-		ips: append(loopbackIPs(), net.ParseIP(podGateway)), dnsNames: []string{RealNodeName, "localhost"}})
+	serving, err := pki.clusterCA.Issue(certs.Spec{CommonName: RealNodeName, Server: true,
+		IPs: append(certs.LoopbackIPs(), net.ParseIP(podGateway)), DNSNames: []string{RealNodeName, "localhost"}})
 	if err != nil {
 		return err
 	}
-	certFile, keyFile, err := serving.write(pki.dir, "kubelet-serving")
+	certFile, keyFile, err := serving.Write(pki.dir, "kubelet-serving")
 	if err != nil {
 		return err
 	}
-	client, err := pki.clusterCA.issue(certSpec{commonName: "system:node:" + RealNodeName, orgs: []string{"system:nodes"}})
+	client, err := pki.clusterCA.Issue(certs.Spec{CommonName: "system:node:" + RealNodeName, Orgs: []string{"system:nodes"}})
 	if err != nil {
 		return err
 	}
@@ -154,7 +156,7 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 // startScheduler starts kube-scheduler (pods of the real node need no
 // nodeName) and waits for /healthz.
 func (c *Cluster) startScheduler(ctx context.Context) error {
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: "system:kube-scheduler"})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: "system:kube-scheduler"})
 	if err != nil {
 		return err
 	}
@@ -188,7 +190,7 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 // conntrack settings alone, waits until it has synced its rules and puts the
 // guard back in front of its jumps.
 func (c *Cluster) startKubeProxy(ctx context.Context) error {
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: "system:kube-proxy"})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: "system:kube-proxy"})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // prometheusUser is Prometheus' identity towards kube-apiserver (pod
@@ -69,11 +71,11 @@ func (c *Cluster) nodeScrapeConfigs(certFile, keyFile string) string {
 // prometheusIdentity issues Prometheus' client certificate and grants it what
 // a Prometheus in a cluster has: discovery of pods and the kubelet's metrics.
 func (c *Cluster) prometheusIdentity(ctx context.Context) (certFile, keyFile string, err error) {
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: prometheusUser})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: prometheusUser})
 	if err != nil {
 		return "", "", err
 	}
-	if certFile, keyFile, err = pair.write(filepath.Join(c.pki.dir), "prometheus"); err != nil {
+	if certFile, keyFile, err = pair.Write(filepath.Join(c.pki.dir), "prometheus"); err != nil {
 		return "", "", err
 	}
 	rbac := c.client.RbacV1()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/ebbflow/ebbflow/test/certs"
 	"github.com/ebbflow/ebbflow/test/proc"
 )
 
@@ -33,9 +34,9 @@ const (
 // them under <dir>/pki.
 type pki struct {
 	dir          string
-	clusterCA    *authority // client and kube-apiserver serving certificates
-	frontProxyCA *authority // only the aggregator's proxy client certificate
-	adapterCA    *authority // only the adapter's serving certificate
+	clusterCA    *certs.Authority // client and kube-apiserver serving certificates
+	frontProxyCA *certs.Authority // only the aggregator's proxy client certificate
+	adapterCA    *certs.Authority // only the adapter's serving certificate
 
 	caFile, frontProxyCAFile     string
 	apiserverCert, apiserverKey  string
@@ -44,7 +45,7 @@ type pki struct {
 	adapterCert, adapterKey      string
 	// kube-apiserver's client certificate to kubelets (logs, exec, proxy).
 	kubeletClientCert, kubeletClientKey string
-	admin                               keyPair
+	admin                               certs.KeyPair
 }
 
 // generatePKI creates the CAs, certificates, service account keys and the
@@ -59,47 +60,47 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return fmt.Errorf("create pki directory: %w", err)
 	}
-	if p.clusterCA, err = newAuthority("ebbflow-cluster-ca"); err != nil {
+	if p.clusterCA, err = certs.NewAuthority("ebbflow-cluster-ca"); err != nil {
 		return err
 	}
-	if p.frontProxyCA, err = newAuthority("ebbflow-front-proxy-ca"); err != nil {
+	if p.frontProxyCA, err = certs.NewAuthority("ebbflow-front-proxy-ca"); err != nil {
 		return err
 	}
-	if p.adapterCA, err = newAuthority("ebbflow-adapter-ca"); err != nil {
+	if p.adapterCA, err = certs.NewAuthority("ebbflow-adapter-ca"); err != nil {
 		return err
 	}
 	p.caFile = filepath.Join(p.dir, "ca.crt")
 	p.frontProxyCAFile = filepath.Join(p.dir, "front-proxy-ca.crt")
-	for path, data := range map[string][]byte{p.caFile: p.clusterCA.certPEM, p.frontProxyCAFile: p.frontProxyCA.certPEM} {
+	for path, data := range map[string][]byte{p.caFile: p.clusterCA.CertPEM, p.frontProxyCAFile: p.frontProxyCA.CertPEM} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
 
 	leaves := []struct {
-		ca         *authority
-		spec       certSpec
+		ca         *certs.Authority
+		spec       certs.Spec
 		name       string
 		cert, key  *string
-		keepAsPair *keyPair
+		keepAsPair *certs.KeyPair
 	}{
-		{p.clusterCA, certSpec{commonName: "kube-apiserver", server: true, ips: append(loopbackIPs(), net.ParseIP(kubernetesServiceIP), net.ParseIP(podGateway)),
-			dnsNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
+		{p.clusterCA, certs.Spec{CommonName: "kube-apiserver", Server: true, IPs: append(certs.LoopbackIPs(), net.ParseIP(kubernetesServiceIP), net.ParseIP(podGateway)),
+			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}},
 			"apiserver", &p.apiserverCert, &p.apiserverKey, nil},
-		{p.frontProxyCA, certSpec{commonName: frontProxyClient}, "front-proxy-client", &p.proxyClientCert, &p.proxyClient, nil},
-		{p.adapterCA, certSpec{commonName: adapterService, server: true, ips: loopbackIPs(),
-			dnsNames: []string{adapterService + "." + adapterNamespace + ".svc", "localhost"}},
+		{p.frontProxyCA, certs.Spec{CommonName: frontProxyClient}, "front-proxy-client", &p.proxyClientCert, &p.proxyClient, nil},
+		{p.adapterCA, certs.Spec{CommonName: adapterService, Server: true, IPs: certs.LoopbackIPs(),
+			DNSNames: []string{adapterService + "." + adapterNamespace + ".svc", "localhost"}},
 			"adapter-serving", &p.adapterCert, &p.adapterKey, nil},
-		{p.clusterCA, certSpec{commonName: "kubernetes-admin", orgs: []string{"system:masters"}}, "admin", nil, nil, &p.admin},
-		{p.clusterCA, certSpec{commonName: kubeletAPIClient},
+		{p.clusterCA, certs.Spec{CommonName: "kubernetes-admin", Orgs: []string{"system:masters"}}, "admin", nil, nil, &p.admin},
+		{p.clusterCA, certs.Spec{CommonName: kubeletAPIClient},
 			"apiserver-kubelet-client", &p.kubeletClientCert, &p.kubeletClientKey, nil},
 	}
 	for _, l := range leaves {
-		pair, err := l.ca.issue(l.spec)
+		pair, err := l.ca.Issue(l.spec)
 		if err != nil {
 			return err
 		}
-		certPath, keyPath, err := pair.write(p.dir, l.name)
+		certPath, keyPath, err := pair.Write(p.dir, l.name)
 		if err != nil {
 			return err
 		}
@@ -110,7 +111,7 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 			*l.keepAsPair = pair
 		}
 	}
-	saKey, saPub, err := newServiceAccountKey()
+	saKey, saPub, err := certs.NewSigningKey()
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (c *Cluster) generatePKI(_ context.Context) error {
 	}
 	c.restConfig = &rest.Config{
 		Host:            c.apiserverURL(),
-		TLSClientConfig: rest.TLSClientConfig{CAData: p.clusterCA.certPEM, CertData: p.admin.certPEM, KeyData: p.admin.keyPEM},
+		TLSClientConfig: rest.TLSClientConfig{CAData: p.clusterCA.CertPEM, CertData: p.admin.CertPEM, KeyData: p.admin.KeyPEM},
 		QPS:             100,
 		Burst:           200,
 	}
@@ -163,7 +164,7 @@ func (c *Cluster) KubeconfigFor(user string, groups ...string) (string, error) {
 	if !userNamePattern.MatchString(user) {
 		return "", fmt.Errorf("user name %q: only letters, digits and :._@- allowed", user)
 	}
-	pair, err := c.pki.clusterCA.issue(certSpec{commonName: user, orgs: groups})
+	pair, err := c.pki.clusterCA.Issue(certs.Spec{CommonName: user, Orgs: groups})
 	if err != nil {
 		return "", err
 	}
@@ -172,14 +173,14 @@ func (c *Cluster) KubeconfigFor(user string, groups ...string) (string, error) {
 
 // writeKubeconfig writes <dir>/kubeconfigs/<name>.kubeconfig for the client
 // pair against kube-apiserver and returns its path.
-func (c *Cluster) writeKubeconfig(name string, pair keyPair) (string, error) {
+func (c *Cluster) writeKubeconfig(name string, pair certs.KeyPair) (string, error) {
 	dir := filepath.Join(c.dir, "kubeconfigs")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create kubeconfig directory: %w", err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.apiserverURL(), CertificateAuthorityData: c.pki.clusterCA.certPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: pair.certPEM, ClientKeyData: pair.keyPEM}
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.apiserverURL(), CertificateAuthorityData: c.pki.clusterCA.CertPEM}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: pair.CertPEM, ClientKeyData: pair.KeyPEM}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
 	cfg.CurrentContext = "local"
 	path := filepath.Join(dir, name+".kubeconfig")

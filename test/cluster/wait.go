@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // pollInterval is the pause between readiness probes.
@@ -50,7 +52,7 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, p *process
 // httpsClient returns a client trusting caPEM (or skipping verification if
 // caPEM is nil, for self-signed loopback serving certs) and presenting
 // the client pair if given. It never uses a proxy.
-func httpsClient(caPEM []byte, client *keyPair) (*http.Client, error) {
+func httpsClient(caPEM []byte, client *certs.KeyPair) (*http.Client, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caPEM == nil {
 		cfg.InsecureSkipVerify = true // loopback self-signed serving cert of a child process
@@ -62,7 +64,7 @@ func httpsClient(caPEM []byte, client *keyPair) (*http.Client, error) {
 		cfg.RootCAs = pool
 	}
 	if client != nil {
-		pair, err := tls.X509KeyPair(client.certPEM, client.keyPEM)
+		pair, err := tls.X509KeyPair(client.CertPEM, client.KeyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("load client certificate: %w", err)
 		}

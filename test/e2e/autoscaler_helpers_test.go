@@ -10,6 +10,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
@@ -145,29 +146,32 @@ func hasConditionReason(a *v1alpha1.Autoscaler, typ autoscalingv2.HorizontalPodA
 // pollUntil calls cond every poll interval until it holds and returns when;
 // an error after timeout. Safe off the test goroutine.
 func pollUntil(timeout time.Duration, cond func(context.Context) bool) (time.Time, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		if cond(ctx) {
-			return time.Now(), nil
+	var at time.Time
+	err := wait.PollUntilContextTimeout(context.Background(), hpaPollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		if !cond(ctx) {
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("not within %v", timeout)
-		case <-time.After(hpaPollInterval):
-		}
+		at = time.Now()
+		return true, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not within %v", timeout)
 	}
+	return at, nil
 }
 
-// replicasHeld checks every second for d that the Deployment keeps want
-// replicas. Safe off the test goroutine.
-func replicasHeld(ns, name string, want int32, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if r, err := deploymentReplicas(context.Background(), ns, name); err == nil && r != want {
-			return fmt.Errorf("%s/%s: replicas %d, want %d held", ns, name, r, want)
+// replicasHeld reads the Deployment's spec.replicas every interval for d and
+// returns an error at the first read that fails or is not want. Safe off the
+// test goroutine.
+func replicasHeld(ns, name string, want int32, d, every time.Duration) error {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(every) {
+		r, err := deploymentReplicas(context.Background(), ns, name)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", ns, name, err)
 		}
-		time.Sleep(hpaPollInterval)
+		if r != want {
+			return fmt.Errorf("%s/%s: replicas %d, want %d held for %v", ns, name, r, want, d)
+		}
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/ptr"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
@@ -96,7 +97,7 @@ type chartRelease struct {
 func (r *chartRelease) helmRun(ctx context.Context, t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, r.helm, append(args, "--namespace", r.ns, "--kubeconfig", r.c.AdminKubeconfig())...)
-	cmd.Dir = repoRootDir(t)
+	cmd.Dir = buildtools.MustRepoRoot(t)
 	cmd.Env = append(helmEnv(t), postRenderServiceEnv+"="+r.prefix+"-adapter")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -171,7 +172,9 @@ func TestChartAPIServicesAvailable(t *testing.T) {
 	}
 
 	a := startChartAdapter(ctx, t, r, objs, port)
-	waitAPIServicesAvailable(ctx, t, c, apiServices, 90*time.Second)
+	if err := c.WaitAPIServicesAvailable(ctx, 90*time.Second, apiServices...); err != nil {
+		t.Fatal(err)
+	}
 	raw := c.Client().Discovery().RESTClient()
 	for _, gv := range []string{"custom.metrics.k8s.io/v1beta1", "custom.metrics.k8s.io/v1beta2", "external.metrics.k8s.io/v1beta1"} {
 		if _, err := raw.Get().AbsPath("/apis/" + gv).DoRaw(ctx); err != nil {
@@ -399,44 +402,6 @@ func serviceAccountClient(ctx context.Context, t *testing.T, c *cluster.Cluster,
 		t.Fatal(err)
 	}
 	return kubernetes.NewForConfigOrDie(rest.CopyConfig(cfg))
-}
-
-// waitAPIServicesAvailable waits until each named APIService is Available.
-func waitAPIServicesAvailable(ctx context.Context, t *testing.T, c *cluster.Cluster, names []string, timeout time.Duration) {
-	t.Helper()
-	dyn, err := dynamic.NewForConfig(c.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := map[string]string{}
-	_, err = pollUntil(timeout, func(ctx context.Context) bool {
-		ok := true
-		for _, name := range names {
-			obj, err := dyn.Resource(apiServiceResource).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				state[name], ok = err.Error(), false
-				continue
-			}
-			conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-			state[name] = "no Available condition"
-			for _, raw := range conds {
-				cond, _ := raw.(map[string]any)
-				if cond["type"] == "Available" {
-					state[name] = fmt.Sprintf("%v %v: %v", cond["status"], cond["reason"], cond["message"])
-					if cond["status"] != "True" {
-						ok = false
-					}
-				}
-			}
-			if state[name] == "no Available condition" {
-				ok = false
-			}
-		}
-		return ok
-	})
-	if err != nil {
-		t.Fatalf("APIServices not Available: %v", state)
-	}
 }
 
 // freePort returns a loopback port free at the time of the call.

@@ -10,6 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // TestChartInstallUpgradeUninstall installs the chart for real with Helm
@@ -68,7 +70,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 func runHelm(ctx context.Context, t *testing.T, helm string, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, helm, args...)
-	cmd.Dir = repoRootDir(t)
+	cmd.Dir = buildtools.MustRepoRoot(t)
 	cmd.Env = helmEnv(t)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // chartNamespace receives the chart's namespaced objects (dry run only).
@@ -84,7 +85,7 @@ func TestChartServerSideDryRun(t *testing.T) {
 func installServiceMonitorCRD(ctx context.Context, t *testing.T) {
 	t.Helper()
 	const mod = "github.com/prometheus-operator/prometheus-operator"
-	out, err := exec.CommandContext(ctx, "go", "-C", filepath.Join(repoRootDir(t), "hack", "tools", "promoperator"),
+	out, err := exec.CommandContext(ctx, "go", "-C", filepath.Join(buildtools.MustRepoRoot(t), "hack", "tools", "promoperator"),
 		"mod", "download", "-json", mod).Output()
 	var dl struct{ Dir, Version, Error string }
 	if jerr := json.Unmarshal(out, &dl); err != nil || jerr != nil || dl.Error != "" || dl.Dir == "" {
@@ -113,20 +114,11 @@ func installServiceMonitorCRD(ctx context.Context, t *testing.T) {
 // helmPath returns the pinned Helm of hack/build-tools.sh (built on first use).
 func helmPath(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRootDir(t), "hack", "build-tools.sh"), "--print-paths", "helm")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	p, err := buildtools.Path(context.Background(), os.Stderr, "helm")
 	if err != nil {
-		t.Fatalf("hack/build-tools.sh --print-paths helm: %v", err)
+		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "HELM="); ok {
-			return v
-		}
-	}
-	t.Fatal("hack/build-tools.sh printed no HELM")
-	return ""
+	return p
 }
 
 // helmEnv keeps Helm's cache, configuration and data out of the user's home.
@@ -135,21 +127,12 @@ func helmEnv(t *testing.T) []string {
 	return append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
 }
 
-func repoRootDir(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // renderChart runs helm template in the repository root and returns the path
 // of the rendered manifest.
 func renderChart(t *testing.T, helm string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(helm, append([]string{"template", "ebbflow", "charts/ebbflow", "--namespace", chartNamespace}, args...)...)
-	cmd.Dir = repoRootDir(t)
+	cmd.Dir = buildtools.MustRepoRoot(t)
 	cmd.Env = helmEnv(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

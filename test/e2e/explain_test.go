@@ -25,6 +25,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 )
 
@@ -39,10 +40,7 @@ const (
 // plugin "ebbflow" as any user's kubectl would.
 func buildPlugin(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := buildtools.MustRepoRoot(t)
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-ebbflow"), "./cmd/kubectl-ebbflow")
 	cmd.Dir = root

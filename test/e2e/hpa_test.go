@@ -244,24 +244,12 @@ func deploymentReplicas(ctx context.Context, ns, name string) (int32, error) {
 func waitReplicas(t *testing.T, ns, name string, timeout time.Duration, want string, cond func(int32) bool) int32 {
 	t.Helper()
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last int32
-	for {
-		r, err := deploymentReplicas(ctx, ns, name)
-		if err == nil && cond(r) {
-			t.Logf("%s/%s: %d replicas (want %s) after %v", ns, name, r, want, time.Since(start).Round(time.Second))
-			return r
-		}
-		if err == nil {
-			last = r
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s/%s: replicas %d, want %s within %v\n%s", ns, name, last, want, timeout, describeHPA(ns, name))
-		case <-time.After(hpaPollInterval):
-		}
+	r, err := cluster.WaitReplicas(context.Background(), env().Client(), ns, name, timeout, cond)
+	if err != nil {
+		t.Fatalf("%s/%s: replicas %d, want %s within %v\n%s", ns, name, r, want, timeout, describeHPA(ns, name))
 	}
+	t.Logf("%s/%s: %d replicas (want %s) after %v", ns, name, r, want, time.Since(start).Round(time.Second))
+	return r
 }
 
 // waitCondition polls the HPA until condition typ has status and, if reason

@@ -237,17 +237,12 @@ func expectReplicas(t testing.TB, ns, name string, pool *nodePool, p proportiona
 	return want
 }
 
-// holdReplicas checks that the Deployment keeps want replicas for d.
+// holdReplicas checks every 250 ms that the Deployment keeps want replicas
+// for d.
 func holdReplicas(t testing.TB, ns, name string, want int32, d time.Duration) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		r, err := deploymentReplicas(context.Background(), ns, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r != want {
-			t.Fatalf("%s/%s: %d replicas, want %d held for %v\n%s", ns, name, r, want, d, describeAutoscaler(t, ns, name))
-		}
+	if err := replicasHeld(ns, name, want, d, 250*time.Millisecond); err != nil {
+		t.Fatalf("%v\n%s", err, describeAutoscaler(t, ns, name))
 	}
 }
 

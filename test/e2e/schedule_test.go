@@ -92,7 +92,7 @@ func TestSchedule(t *testing.T) {
 		}
 	})
 
-	if err := replicasHeld(ns, "web", 1, time.Until(start.Add(-2*time.Second))); err != nil {
+	if err := replicasHeld(ns, "web", 1, time.Until(start.Add(-2*time.Second)), hpaPollInterval); err != nil {
 		t.Fatalf("before the schedule's start %s: %v", start.Format(time.TimeOnly), err)
 	}
 	waitReplicas(t, ns, "web", scaleUpTimeout, "the floor 4", func(r int32) bool { return r == 4 })
@@ -107,7 +107,7 @@ func TestSchedule(t *testing.T) {
 	waitAutoscalerReason(t, ns, "web", "Schedule", corev1.ConditionTrue, "ScheduleActive")
 
 	end := start.Add(time.Minute)
-	if err := replicasHeld(ns, "web", 4, time.Until(end.Add(15*time.Second))); err != nil {
+	if err := replicasHeld(ns, "web", 4, time.Until(end.Add(15*time.Second)), hpaPollInterval); err != nil {
 		t.Fatalf("during the schedule and the stabilization window after its end %s: %v", end.Format(time.TimeOnly), err)
 	}
 	waitReplicas(t, ns, "web", 2*time.Minute, "back to 1", func(r int32) bool { return r == 1 })

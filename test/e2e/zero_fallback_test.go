@@ -148,17 +148,12 @@ func (tr *replicaTrace) snapshot() ([]int32, string) {
 	return append([]int32(nil), tr.values...), strings.TrimSpace(b.String())
 }
 
-// holdReplicas checks every second for d that the Deployment keeps want
+// keepReplicas checks every second for d that the Deployment keeps want
 // replicas.
 func keepReplicas(t *testing.T, ns, name string, want int32, d time.Duration, why string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		r, err := deploymentReplicas(context.Background(), ns, name)
-		if err == nil && r != want {
-			t.Fatalf("%s/%s: replicas %d, want %d held (%s)\n%s", ns, name, r, want, why, autoscalerStatus(ns, name))
-		}
-		time.Sleep(hpaPollInterval)
+	if err := replicasHeld(ns, name, want, d, hpaPollInterval); err != nil {
+		t.Fatalf("%v (%s)\n%s", err, why, autoscalerStatus(ns, name))
 	}
 	t.Logf("%s/%s: held %d replicas for %v (%s)", ns, name, want, d, why)
 }
@@ -279,7 +274,7 @@ func TestFallbackPrometheusStopped(t *testing.T) {
 			return err == nil && hasConditionReason(a, evaluation.ConditionFallback, corev1.ConditionTrue, "FallbackReplicas")
 		})
 	})
-	wg.Go(func() { actErr = replicasHeld(ns, "act", 3, fallbackAfter+holdAtZero) })
+	wg.Go(func() { actErr = replicasHeld(ns, "act", 3, fallbackAfter+holdAtZero, hpaPollInterval) })
 	keepReplicas(t, ns, "hold", 3, fallbackAfter+holdAtZero, "Prometheus stopped, fallback Hold")
 	wg.Wait()
 	if actErr != nil {

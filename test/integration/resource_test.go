@@ -27,29 +27,8 @@ import (
 )
 
 // resourceRulesYAML is kube-prometheus' shape of resourceRules over kubelet
-// /metrics/resource series.
-const resourceRulesYAML = `
-resourceRules:
-  cpu:
-    containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",pod!=""}[1m]))'
-    nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[1m]))'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  memory:
-    containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",pod!=""})'
-    nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>})'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  window: 1m
-`
+// /metrics/resource series, CPU over 1m.
+var resourceRulesYAML = adaptertest.ResourceRules(time.Minute)
 
 // cadvisor publishes container and node usage: ns1/web-0 (app, sidecar), ns1/web-1,
 // ns1/web-2, ns2/web-0 (same name, other namespace), node n1. ns1/web-3 and node n2

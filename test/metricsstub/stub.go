@@ -6,17 +6,10 @@
 package metricsstub
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -27,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	externalv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
+
+	"github.com/ebbflow/ebbflow/test/certs"
 )
 
 // Group and Version served.
@@ -184,29 +179,20 @@ func writeStatus(w http.ResponseWriter, code int, msg string) {
 	})
 }
 
-// selfSigned returns a serving certificate for names and 127.0.0.1, and its
-// PEM (its own CA).
+// selfSigned returns a serving certificate for names and 127.0.0.1, and the
+// PEM of the authority that signed it.
 func selfSigned(names []string) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := certs.NewAuthority("metricsstub-ca")
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: key: %w", err)
+		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: %w", err)
 	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	pair, err := ca.Issue(certs.Spec{CommonName: "metricsstub", Server: true, DNSNames: names, IPs: []net.IP{net.ParseIP("127.0.0.1")}})
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: serial: %w", err)
+		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: %w", err)
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: "metricsstub"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA:        true, BasicConstraintsValid: true,
-		DNSNames: names, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, err := pair.TLS()
 	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: certificate: %w", err)
+		return tls.Certificate{}, nil, fmt.Errorf("metricsstub: %w", err)
 	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+	return cert, ca.CertPEM, nil
 }

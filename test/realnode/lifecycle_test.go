@@ -18,12 +18,12 @@ import (
 // pods` shows (ebbflow-adapter's metrics.k8s.io, from Prometheus) with what
 // the kubelet itself serves on /metrics/resource, read through
 // kube-apiserver's node proxy every second: CPU against the rate of the
-// kubelet's counters over the adapter's 30 s window ending when kubectl top
-// ran, memory against its working set (topcheck.Compare). It starts reading
-// after wait and runs kubectl top topcheck.Settle, a window and a few
-// seconds later: a pod the first read saw is compared.
+// kubelet's counters over the adapter's window (kit.ResourceWindow) ending
+// when kubectl top ran, memory against its working set (topcheck.Compare).
+// It starts reading after wait and runs kubectl top topcheck.Settle, a
+// window and a few seconds later: a pod the first read saw is compared.
 func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
-	const window = 30 * time.Second // the adapter's (kit's resource rules)
+	const window = kit.ResourceWindow // the adapter's (kit's resource rules)
 	select {
 	case <-ctx.Done():
 		return topcheck.Result{}, ctx.Err()

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/loadgen"
 	"github.com/ebbflow/ebbflow/test/realnode/kit"
 	"github.com/ebbflow/ebbflow/test/realnode/topcheck"
@@ -70,15 +70,16 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	outage := make(chan adapterOutage, 1)
 	go func() { outage <- killAdapterPods(ctx, t, 15*time.Second) }()
 	// kubectl top against the kubelet over the adapter's window ending near
-	// 80 s (steady load from 20 s, adapter back), for the pods the kubelet
-	// had before that window.
+	// 80 s (steady load from 20 s, adapter back, the load's end at 90 s),
+	// for the pods the kubelet had before that window: the reads start
+	// topcheck.Settle before it.
 	type topResult struct {
 		r   topcheck.Result
 		err error
 	}
 	topDone := make(chan topResult, 1)
 	go func() {
-		r, err := compareTopDuringLoad(ctx, 35*time.Second)
+		r, err := compareTopDuringLoad(ctx, 80*time.Second-topcheck.Settle-kit.ResourceWindow-5*time.Second)
 		topDone <- topResult{r, err}
 	}()
 	tl := watchReplicas(ctx, []string{"web-hpa", "web-ebbflow", "web-cpu"}, 95*time.Second)
@@ -87,7 +88,7 @@ func testWorkload(ctx context.Context, t *testing.T) {
 	if top := <-topDone; top.err != nil {
 		t.Errorf("kubectl top vs kubelet: %v", top.err)
 	} else {
-		t.Logf("kubectl top vs kubelet /metrics/resource (cpu over 30 s, memory):\n  %s", strings.Join(top.r.Lines, "\n  "))
+		t.Logf("kubectl top vs kubelet /metrics/resource (cpu over %v, memory):\n  %s", kit.ResourceWindow, strings.Join(top.r.Lines, "\n  "))
 		if err := top.r.Err(); err != nil {
 			t.Error(err)
 		}
@@ -259,15 +260,7 @@ func checkNoScaleDownFromOutage(t *testing.T, tl replicaTimeline, o adapterOutag
 
 func waitReplicas(ctx context.Context, t *testing.T, name string, want int32, timeout time.Duration) {
 	t.Helper()
-	var got int32
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		dep, err := env.C.Client().AppsV1().Deployments(appNS).Get(ctx, name, metav1.GetOptions{})
-		if err != nil || dep.Spec.Replicas == nil {
-			return false, nil
-		}
-		got = *dep.Spec.Replicas
-		return got == want, nil
-	})
+	got, err := cluster.WaitReplicas(ctx, env.C.Client(), appNS, name, timeout, func(r int32) bool { return r == want })
 	if err != nil {
 		t.Errorf("%s: %d replicas after %v, want %d", name, got, timeout, want)
 	}

@@ -36,7 +36,7 @@ var kinds = []Kind{Mimir, VictoriaMetrics}
 // external metric, and kube-prometheus' resourceRules over cadvisor's shape.
 // Rates are over 15 s (15 scrapes), so that a test waits 15 s for full
 // windows rather than a minute.
-const rulesYAML = `
+var rulesYAML = `
 rules:
 - seriesQuery: '{__name__=~"^http_requests_total$",namespace!="",pod!=""}'
   resources:
@@ -73,27 +73,7 @@ externalRules:
 - seriesQuery: 'queue_messages_ready{queue!=""}'
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
-resourceRules:
-  cpu:
-    containerQuery: 'sum by (<<.GroupBy>>) (rate(container_cpu_usage_seconds_total{<<.LabelMatchers>>,container!="",pod!=""}[15s]))'
-    nodeQuery: 'sum by (<<.GroupBy>>) (rate(node_cpu_usage_seconds_total{<<.LabelMatchers>>}[15s]))'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  memory:
-    containerQuery: 'sum by (<<.GroupBy>>) (container_memory_working_set_bytes{<<.LabelMatchers>>,container!="",pod!=""})'
-    nodeQuery: 'sum by (<<.GroupBy>>) (node_memory_working_set_bytes{<<.LabelMatchers>>})'
-    resources:
-      overrides:
-        node: {resource: node}
-        namespace: {resource: namespace}
-        pod: {resource: pod}
-    containerLabel: container
-  window: 15s
-`
+` + adaptertest.ResourceRules(15*time.Second)
 
 // podCores is the CPU each pod of ns1 uses (one container each), in cores.
 var podCores = []float64{0.2, 0.4, 0.8}

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -193,7 +192,7 @@ func (s *Store) waitReady(ctx context.Context, p *proc.Process) error {
 	defer t.Stop()
 	url := "http://" + s.addr() + s.ready
 	for {
-		if probe(ctx, url) {
+		if proc.Probe(ctx, url) {
 			return nil
 		}
 		select {
@@ -293,21 +292,4 @@ func Start(ctx context.Context, k Kind, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storetest: %w", err)
 	}
 	return s, nil
-}
-
-// probe reports whether url answers 200.
-func probe(ctx context.Context, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := loopback.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode == http.StatusOK
 }

@@ -50,7 +50,7 @@ func startComponent(ctx context.Context, bin, name, dir string, args func(grpc, 
 			return nil, err
 		}
 		err = waitUntil(ctx, "thanos "+name+" /-/ready", c, func(ctx context.Context) (bool, error) {
-			return probe(ctx, "http://"+c.httpAddr+"/-/ready"), nil
+			return proc.Probe(ctx, "http://"+c.httpAddr+"/-/ready"), nil
 		})
 		if err == nil {
 			return c, nil
@@ -139,21 +139,6 @@ func (c *component) healthyStores(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// probe reports whether url answers 200.
-func probe(ctx context.Context, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := loopback.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode == http.StatusOK
 }
 
 // waitUntil polls cond until it reports true, fails, the component exits or

@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -245,56 +244,13 @@ func (e *Env) GetRaw(ctx context.Context, path string, out any) error {
 	return nil
 }
 
-// apiService is the part of an APIService read here.
-type apiService struct {
-	Status struct {
-		Conditions []struct {
-			Type, Status, Reason, Message string
-		} `json:"conditions"`
-	} `json:"status"`
-}
-
-func (s apiService) available() bool {
-	for _, c := range s.Status.Conditions {
-		if c.Type == "Available" {
-			return c.Status == "True"
-		}
-	}
-	return false
-}
-
 // WaitAPIServicesAvailable waits until each named APIService is Available
-// and its group version's discovery answers through kube-apiserver, and
-// returns how long that took.
+// and its group version's discovery answers through kube-apiserver
+// (cluster's WaitAPIServicesAvailable), and returns how long that took.
 func (e *Env) WaitAPIServicesAvailable(ctx context.Context, timeout time.Duration, names ...string) (time.Duration, error) {
 	t0 := time.Now()
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		for _, n := range names {
-			var s apiService
-			if err := e.GetRaw(ctx, "/apis/apiregistration.k8s.io/v1/apiservices/"+n, &s); err != nil {
-				last = err.Error()
-				return false, nil
-			}
-			if !s.available() {
-				last = fmt.Sprintf("%s: %+v", n, s.Status.Conditions)
-				return false, nil
-			}
-			// kube-apiserver's proxy learns of the condition through its own
-			// informer: until then it answers 503 for the group version.
-			version, group, _ := strings.Cut(n, ".")
-			var discovery map[string]any
-			if err := e.GetRaw(ctx, "/apis/"+group+"/"+version, &discovery); err != nil {
-				last = fmt.Sprintf("%s Available, but its discovery through kube-apiserver failed: %v", n, err)
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return time.Since(t0), fmt.Errorf("APIServices %v not Available within %v: %s", names, timeout, last)
-	}
-	return time.Since(t0), nil
+	err := e.C.WaitAPIServicesAvailable(ctx, timeout, names...)
+	return time.Since(t0), err
 }
 
 // ServiceIP returns the ClusterIP of a Service.

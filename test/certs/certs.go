@@ -1,10 +1,15 @@
-package cluster
+// Package certs issues the certificates and keys of the test harnesses: a
+// certificate authority held in memory, serving and client certificates it
+// signs, and a signing key for service account tokens. Every key is a fresh
+// ECDSA P-256 key; every certificate is valid from an hour ago for a day.
+package certs
 
 import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -16,34 +21,35 @@ import (
 	"time"
 )
 
-// certValidity is how long every generated certificate is valid. Clusters live
-// for minutes; a day leaves room for clock skew and long debugging sessions.
+// certValidity is how long every generated certificate is valid. Test
+// clusters and servers live for minutes; a day leaves room for clock skew
+// and long debugging sessions.
 const certValidity = 24 * time.Hour
 
-// authority is a self-signed certificate authority held in memory.
-type authority struct {
+// Authority is a self-signed certificate authority held in memory.
+type Authority struct {
 	cert    *x509.Certificate
 	key     crypto.Signer
-	certPEM []byte
+	CertPEM []byte // the CA certificate, PEM
 }
 
-// keyPair is a PEM-encoded certificate and private key.
-type keyPair struct {
-	certPEM []byte
-	keyPEM  []byte
+// KeyPair is a PEM-encoded certificate and private key.
+type KeyPair struct {
+	CertPEM []byte
+	KeyPEM  []byte
 }
 
-// certSpec describes a leaf certificate to issue.
-type certSpec struct {
-	commonName string
-	orgs       []string
-	dnsNames   []string
-	ips        []net.IP
-	server     bool // server auth usage; otherwise client auth
+// Spec describes a leaf certificate to issue.
+type Spec struct {
+	CommonName string
+	Orgs       []string // the subject's organizations: Kubernetes groups
+	DNSNames   []string
+	IPs        []net.IP
+	Server     bool // server auth usage; otherwise client auth
 }
 
-// newAuthority creates a CA with a fresh ECDSA P-256 key.
-func newAuthority(commonName string) (*authority, error) {
+// NewAuthority creates a CA with a fresh ECDSA P-256 key.
+func NewAuthority(commonName string) (*Authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate CA key: %w", err)
@@ -70,65 +76,68 @@ func newAuthority(commonName string) (*authority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse CA certificate: %w", err)
 	}
-	return &authority{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
+	return &Authority{cert: cert, key: key, CertPEM: pemBlock("CERTIFICATE", der)}, nil
 }
 
-// issue signs a new leaf certificate for spec with a fresh key.
-func (a *authority) issue(spec certSpec) (keyPair, error) {
+// Issue signs a new leaf certificate for spec with a fresh key.
+func (a *Authority) Issue(spec Spec) (KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("generate key: %w", err)
+		return KeyPair{}, fmt.Errorf("generate key: %w", err)
 	}
 	serial, err := newSerial()
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
 	usage := x509.ExtKeyUsageClientAuth
-	if spec.server {
+	if spec.Server {
 		usage = x509.ExtKeyUsageServerAuth
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: spec.commonName, Organization: spec.orgs},
+		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Orgs},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(certValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		DNSNames:     spec.dnsNames,
-		IPAddresses:  spec.ips,
+		DNSNames:     spec.DNSNames,
+		IPAddresses:  spec.IPs,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
 	if err != nil {
-		return keyPair{}, fmt.Errorf("create certificate %q: %w", spec.commonName, err)
+		return KeyPair{}, fmt.Errorf("create certificate %q: %w", spec.CommonName, err)
 	}
 	keyPEM, err := encodeKey(key)
 	if err != nil {
-		return keyPair{}, err
+		return KeyPair{}, err
 	}
-	return keyPair{certPEM: pemBlock("CERTIFICATE", der), keyPEM: keyPEM}, nil
+	return KeyPair{CertPEM: pemBlock("CERTIFICATE", der), KeyPEM: keyPEM}, nil
 }
 
-// write stores the pair as <dir>/<name>.crt and <dir>/<name>.key and returns
+// TLS returns the pair as a certificate for a tls.Config.
+func (k KeyPair) TLS() (tls.Certificate, error) { return tls.X509KeyPair(k.CertPEM, k.KeyPEM) }
+
+// Write stores the pair as <dir>/<name>.crt and <dir>/<name>.key and returns
 // both paths.
-func (k keyPair) write(dir, name string) (certPath, keyPath string, err error) {
+func (k KeyPair) Write(dir, name string) (certPath, keyPath string, err error) {
 	certPath = filepath.Join(dir, name+".crt")
 	keyPath = filepath.Join(dir, name+".key")
-	if err := os.WriteFile(certPath, k.certPEM, 0o644); err != nil {
+	if err := os.WriteFile(certPath, k.CertPEM, 0o644); err != nil {
 		return "", "", fmt.Errorf("write %s: %w", certPath, err)
 	}
-	if err := os.WriteFile(keyPath, k.keyPEM, 0o600); err != nil {
+	if err := os.WriteFile(keyPath, k.KeyPEM, 0o600); err != nil {
 		return "", "", fmt.Errorf("write %s: %w", keyPath, err)
 	}
 	return certPath, keyPath, nil
 }
 
-// newServiceAccountKey returns a PEM private key and its PEM public key for
+// NewSigningKey returns a PEM private key and its PEM public key, for
 // signing service account tokens.
-func newServiceAccountKey() (keyPEM, pubPEM []byte, err error) {
+func NewSigningKey() (keyPEM, pubPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, fmt.Errorf("generate service account key: %w", err)
+		return nil, nil, fmt.Errorf("generate signing key: %w", err)
 	}
 	keyPEM, err = encodeKey(key)
 	if err != nil {
@@ -136,7 +145,7 @@ func newServiceAccountKey() (keyPEM, pubPEM []byte, err error) {
 	}
 	pubDER, err := x509.MarshalPKIXPublicKey(key.Public())
 	if err != nil {
-		return nil, nil, fmt.Errorf("marshal service account public key: %w", err)
+		return nil, nil, fmt.Errorf("marshal public key: %w", err)
 	}
 	return keyPEM, pemBlock("PUBLIC KEY", pubDER), nil
 }
@@ -161,5 +170,5 @@ func newSerial() (*big.Int, error) {
 	return n, nil
 }
 
-// loopbackIPs are the addresses every serving certificate covers.
-func loopbackIPs() []net.IP { return []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback} }
+// LoopbackIPs are the addresses every serving certificate covers.
+func LoopbackIPs() []net.IP { return []net.IP{net.ParseIP("127.0.0.1"), net.IPv6loopback} }
