@@ -65,13 +65,17 @@ func reproduce(ctx context.Context, o options, stdout, stderr io.Writer) error {
 
 // cloneAt clones the repository at dir into dst, checked out at rev.
 func cloneAt(ctx context.Context, dir, dst, rev string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	if _, err := git(ctx, dir, "clone", "--quiet", "--no-checkout", "--no-hardlinks", dir, dst); err != nil {
 		return err
 	}
-	_, err := git(ctx, dst, "checkout", "--quiet", "--detach", rev)
+	_, err = git(ctx, dst, "checkout", "--quiet", "--detach", rev)
 	return err
 }
 
