@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The short form of `make verify-images` (see docs/images.md for why this
@@ -19,7 +20,14 @@ import (
 // changes.
 func TestReproducibleAcrossPathAndCache(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
+	// Stop the builds before go test's -timeout would kill this process and
+	// leave them running.
 	ctx := context.Background()
+	if deadline, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
+		defer cancel()
+	}
 	head, err := git(ctx, repoRoot, "rev-parse", "HEAD")
 	if err != nil {
 		t.Fatal(err)
