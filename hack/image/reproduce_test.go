@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebbflow/ebbflow/internal/imagelayout"
 )
 
 // The short form of `make verify-images` (see docs/images.md for why this
@@ -94,5 +97,37 @@ func TestCompareBuildsNamesDifferences(t *testing.T) {
 	}
 	if err := compareBuilds(a, a, io.Discard); err != nil {
 		t.Errorf("a build compared with itself: %v", err)
+	}
+}
+
+// imagelayout, which the comparison and test/imagetest read the tarballs
+// with, finds in them what build wrote: 7 digests for two platforms, each
+// platform's binary, and nothing that is not there.
+func TestImageLayoutReadsWhatBuildWrote(t *testing.T) {
+	results, _ := buildTiny(t, "1700000000")
+	for _, r := range results {
+		l, err := imagelayout.Read(r.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := l.Entries()
+		if err != nil || len(entries) != 7 || entries[0].Role != "index" || entries[0].Digest != r.Digest {
+			t.Errorf("%s: entries %v, %v; want 7, the first the index %s", r.Name, entries, err, r.Digest)
+		}
+		for arch, machine := range map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64} {
+			bin, err := l.File("linux/"+arch, "/"+r.Name)
+			if err != nil {
+				t.Fatalf("%s for %s: %v", r.Name, arch, err)
+			}
+			if ef, err := elf.NewFile(bytes.NewReader(bin)); err != nil || ef.Machine != machine {
+				t.Errorf("%s for %s: not an ELF binary for %v (%v)", r.Name, arch, machine, err)
+			}
+		}
+		if _, err := l.File("linux/arm64", "/other"); err == nil {
+			t.Errorf("%s: a file that is not in the layer was found", r.Name)
+		}
+		if _, err := l.File("linux/s390x", "/"+r.Name); err == nil {
+			t.Errorf("%s: a platform that is not in the index was found", r.Name)
+		}
 	}
 }
