@@ -31,14 +31,7 @@ func TestReproducibleAcrossPathAndCache(t *testing.T) {
 		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
 		defer cancel()
 	}
-	head, err := git(ctx, repoRoot, "rev-parse", "HEAD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	here := filepath.Join(t.TempDir(), "ebbflow")
-	if err := cloneAt(ctx, repoRoot, here, head); err != nil {
-		t.Fatal(err)
-	}
+	here := cloneHead(ctx, t)
 	o, err := parseFlags([]string{"-C", here, "--reproduce", "--image", "pause=./hack/image/pause",
 		"--platforms", "linux/amd64,linux/arm64", "--tag", "v9.9.9"}, io.Discard)
 	if err != nil {
@@ -55,10 +48,9 @@ func TestReproducibleAcrossPathAndCache(t *testing.T) {
 	t.Log(out.String())
 }
 
-// A checkout with changes to tracked files is refused: its images would be
-// labelled "-dirty" and the clone's not.
-func TestReproduceRefusesDirtyTree(t *testing.T) {
-	ctx := context.Background()
+// cloneHead clones this checkout's HEAD into a new directory and returns it.
+func cloneHead(ctx context.Context, t *testing.T) string {
+	t.Helper()
 	head, err := git(ctx, repoRoot, "rev-parse", "HEAD")
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +59,14 @@ func TestReproduceRefusesDirtyTree(t *testing.T) {
 	if err := cloneAt(ctx, repoRoot, dir, head); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// A checkout with changes to tracked files is refused: its images would be
+// labelled "-dirty" and the clone's not.
+func TestReproduceRefusesDirtyTree(t *testing.T) {
+	ctx := context.Background()
+	dir := cloneHead(ctx, t)
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module changed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
