@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/simulator/... ./test/proc/... ./test/poll/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -22,6 +22,10 @@ build:
 IMAGE_FLAGS ?=
 image:
 	$(GO) run ./hack/image --output _output/images $(IMAGE_FLAGS)
+
+## verify-images: the three images for both platforms built at HEAD here (Go build cache as is) and in a fresh clone at another path with an empty GOCACHE, every digest compared (index, manifests, configs, layers); refuses a tree with uncommitted changes; long: a cold build of both platforms (see docs/images.md)
+verify-images:
+	$(GO) run ./hack/image --reproduce $(IMAGE_FLAGS)
 
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
 test: verify verify-manifests verify-chart test-unit test-integration test-e2e
@@ -133,7 +137,7 @@ demo-fake-nodes:
 	hack/build-tools.sh && hack/install-prometheus.sh
 	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest), the arm64 binaries under qemu-user-static; then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
 # One go test run: ./test/e2e/... (the longest package) starts first and the
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
@@ -141,6 +145,7 @@ demo-fake-nodes:
 E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
 test-e2e:
 	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
+	hack/install-qemu-user.sh
 	$(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
 
 ## test-k8s-e2e: as root, Kubernetes v1.37.1's own HPA e2e tests ([sig-autoscaling] [Feature:HPA], test/e2e/autoscaling/horizontal_pod_autoscaling*.go; e2e.test and its images built from the Go module proxy) on the real node against ebbflow-autoscaler in drop-in mode, then against kube-controller-manager's HPA; side-by-side report in _output/k8se2e/report.md (K8S_E2E_FLAGS=--fast: the subset test-e2e runs; docs/k8s-e2e.md)

@@ -45,7 +45,7 @@ func build(ctx context.Context, o options, stderr io.Writer) ([]result, error) {
 	perImage := make([][]v1.Image, len(o.Images))
 	for _, p := range o.Platforms {
 		out := filepath.Join(binDir, p.OS+"-"+p.Arch+p.Variant)
-		bins, err := goBuild(ctx, o.Dir, out, o.Images, p, src, stderr)
+		bins, err := goBuild(ctx, o.Dir, out, o.Images, p, src, o.Env, stderr)
 		if err != nil {
 			return nil, err
 		}

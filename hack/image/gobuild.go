@@ -15,10 +15,10 @@ import (
 const buildinfoPkg = "github.com/ebbflow/ebbflow/internal/buildinfo"
 
 // goBuild builds the main packages of images for p into outDir, one static
-// binary each, and returns each image's binary by image name (images of the
+// binary each, with env added to go's environment, and returns each image's binary by image name (images of the
 // same package share it). One go build for all packages: they share most of
 // their dependencies and link in parallel.
-func goBuild(ctx context.Context, dir, outDir string, images []imageSpec, p platform, src source, stderr io.Writer) (map[string]string, error) {
+func goBuild(ctx context.Context, dir, outDir string, images []imageSpec, p platform, src source, env []string, stderr io.Writer) (map[string]string, error) {
 	baseOf := map[string]string{} // package -> binary name
 	pkgOf := map[string]string{}  // binary name -> package
 	var pkgs []string
@@ -48,6 +48,7 @@ func goBuild(ctx context.Context, dir, outDir string, images []imageSpec, p plat
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Env = append(cmd.Env, p.goEnv()...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("go build for %s: %w", p, err)

@@ -61,6 +61,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.Reproduce {
+		return reproduce(ctx, o, stdout, stderr)
+	}
 	results, err := build(ctx, o, stderr)
 	if err != nil {
 		return err
@@ -84,8 +87,10 @@ type options struct {
 	Platforms  []platform
 	Output     string
 	Repository string
-	Tag        string // empty: the chart's appVersion
-	Dir        string // the module's root, where go and git run
+	Tag        string   // empty: the chart's appVersion
+	Dir        string   // the module's root, where go and git run
+	Reproduce  bool     // check the images are reproducible instead of writing them
+	Env        []string // added to go build's environment
 }
 
 // imageSpec is one --image NAME=PKG.
@@ -143,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Repository, "repository", defaultRepository, "images are named REPOSITORY/NAME:TAG")
 	fs.StringVar(&o.Tag, "tag", "", "image tag and version (default: appVersion of "+chartFile+")")
 	fs.StringVar(&o.Dir, "C", ".", "the module's root directory")
+	fs.BoolVar(&o.Reproduce, "reproduce", false, "write nothing: build at HEAD here and in a fresh clone at another path with an empty GOCACHE, and compare every digest (see docs/images.md)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}

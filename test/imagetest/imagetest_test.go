@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +100,9 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 	}
 	t.Run("pause", func(t *testing.T) { testPause(ctx, t, c) })
 
-	images := buildImages(ctx, t, out, "--platforms=linux/"+runtime.GOARCH)
+	// Both platforms, as `make image` builds them: this machine's runs in
+	// containerd, the other's under qemu-user (runForeign).
+	images := buildImages(ctx, t, out, "--platforms=linux/amd64,linux/arm64")
 	for _, b := range images {
 		importImage(ctx, t, c, b)
 	}
@@ -115,16 +116,29 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 			t.Errorf("hack/image did not report %s (reported %v)", ref, mapKeys(images))
 			continue
 		}
+		wantVersion := fmt.Sprintf("%s version %s (revision %s, go", im.name, tag, revision)
 		t.Run(im.name, func(t *testing.T) {
-			wantVersion := fmt.Sprintf("%s version %s (revision %s, go", im.name, tag, revision)
 			if got := runOnce(ctx, t, c, ref, im.name+"-version", "/"+im.name, "--version"); !strings.HasPrefix(got, wantVersion) {
 				t.Errorf("--version printed %q, want it to start with %q", got, wantVersion)
 			}
 			help := runOnce(ctx, t, c, ref, im.name+"-help", "/"+im.name, "--help")
-			if !strings.Contains(help, "Usage:") || !strings.Contains(help, im.helpPhrase) || !strings.Contains(help, "--version") {
-				t.Errorf("--help printed no usage with %q and --version:\n%s", im.helpPhrase, help)
-			}
+			checkHelp(t, help, im.helpPhrase)
 		})
+		t.Run(im.name+"/"+foreignArch(), func(t *testing.T) {
+			bin := foreignBinary(t, images[ref].path, im.name)
+			if got := runForeign(ctx, t, bin, "--version"); !strings.HasPrefix(got, wantVersion) {
+				t.Errorf("--version printed %q, want it to start with %q", got, wantVersion)
+			}
+			checkHelp(t, runForeign(ctx, t, bin, "--help"), im.helpPhrase)
+		})
+	}
+}
+
+// checkHelp checks that help is a usage naming helpPhrase and --version.
+func checkHelp(t *testing.T, help, helpPhrase string) {
+	t.Helper()
+	if !strings.Contains(help, "Usage:") || !strings.Contains(help, helpPhrase) || !strings.Contains(help, "--version") {
+		t.Errorf("--help printed no usage with %q and --version:\n%s", helpPhrase, help)
 	}
 }
 
