@@ -48,13 +48,14 @@ func killPlan(t *testing.T) (kills int, outage time.Duration, mimirArgs []string
 type readKind int
 
 const (
-	readRate      readKind = iota // pods' rate (http_requests_per_second)
-	readFreshRate                 // pods' rate, fresh samples only (..._fresh)
-	readQueue                     // the orders queue (external)
+	readRate         readKind = iota // pods' rate (http_requests_per_second)
+	readFreshRate                    // pods' rate, fresh samples only (..._fresh)
+	readCompleteRate                 // pods' rate, fresh and over a complete window (..._complete)
+	readQueue                        // the orders queue (external)
 	readKinds
 )
 
-var readNames = [readKinds]string{"rate", "fresh rate", "queue"}
+var readNames = [readKinds]string{"rate", "fresh rate", "complete rate", "queue"}
 
 // Outcome of one read.
 type outcome int
@@ -65,6 +66,13 @@ const (
 	wrong                 // 200 with a value the workload never had (a rate reading low)
 )
 
+// window is where a guarded rate's samples lie relative to the read:
+// [15s] offset 5s, and a second of slack for the time the read took.
+const (
+	windowStart = 21 * time.Second
+	windowEnd   = 4 * time.Second
+)
+
 // read is one read of the load.
 type read struct {
 	at      time.Time
@@ -73,6 +81,7 @@ type read struct {
 	outcome outcome
 	problem string
 	low     float64 // a wrong rate's lowest value over the served rate
+	pods    []string
 }
 
 // load reads through the adapter from readers goroutines, each every 100 ms
@@ -109,10 +118,13 @@ func readOnce(s *stack, k readKind) read {
 	begin := time.Now()
 	rd := read{kind: k}
 	switch k {
-	case readRate, readFreshRate:
+	case readRate, readFreshRate, readCompleteRate:
 		name := "http_requests_per_second"
-		if k == readFreshRate {
+		switch k {
+		case readFreshRate:
 			name += "_fresh"
+		case readCompleteRate:
+			name += "_complete"
 		}
 		var list cmv1beta2.MetricValueList
 		code := getQuiet(s.metrics.URL+"/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/"+name+"?labelSelector=app%3Dweb", &list)
@@ -130,6 +142,7 @@ func readOnce(s *stack, k readKind) read {
 					rd.problem = ""
 				}
 				rd.outcome, rd.problem = wrong, rd.problem+fmt.Sprintf("%s at %.4g/s, serving %d/s; ", it.DescribedObject.Name, v, 10*(i+1))
+				rd.pods = append(rd.pods, it.DescribedObject.Name)
 				if r := v / (10 * float64(i+1)); rd.low == 0 || r < rd.low {
 					rd.low = r
 				}
@@ -154,10 +167,12 @@ type killResult struct {
 	reads    int
 	failed   [readKinds]int // per kind, from the kill to the next kill (or the end)
 	wrong    [readKinds]int
-	low      float64       // the lowest wrong rate over the served rate
-	startup  time.Duration // restart until the store answered ready
-	recovery time.Duration // ready until the last read that was not good
-	caughtUp time.Duration // ready until the outage's samples were in the store
+	low      float64        // the lowest wrong rate over the served rate
+	startup  time.Duration  // restart until the store answered ready
+	recovery time.Duration  // ready until the last read that was not good
+	caughtUp time.Duration  // ready until the outage's samples were in the store
+	lost     int            // samples Prometheus scraped that never reached the store
+	overHole [readKinds]int // wrong reads over a window with lost samples
 }
 
 // TestStoreKilledUnderLoad kills the store (SIGKILL) while the adapter reads
@@ -181,8 +196,9 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			s := newStack(t, adapterClient(t, e.store))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			writes := watchWrites(ctx, e)
 			done := make(chan []read)
-			go func() { done <- load(ctx, s, 6) }()
+			go func() { done <- load(ctx, s, 8) }()
 			time.Sleep(5 * time.Second)
 			results := make([]killResult, kills)
 			marks := make([]time.Time, kills) // kill times
@@ -194,7 +210,14 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			}
 			cancel()
 			reads := <-done
-			report(t, k, reads, marks, readies, results, outage, retryAfter)
+			hctx, hcancel := context.WithTimeout(context.Background(), time.Minute)
+			defer hcancel()
+			lost, err := lostHoles(hctx, e, marks[0].Add(-30*time.Second), time.Now())
+			if err != nil {
+				t.Fatalf("raw samples: %v", err)
+			}
+			report(t, k, reads, lost, marks, readies, results, outage, retryAfter)
+			logWrites(t, e, writes, lost, marks)
 		})
 	}
 }
@@ -232,9 +255,25 @@ func killOnce(t *testing.T, e *env, outage, retryAfter time.Duration) (killResul
 	return r, ready
 }
 
+// overLost reports whether every pod a guarded rate read wrong had lost
+// samples in the read's window: the store's data loss, which a freshness
+// guard cannot see (the newest samples are there), rather than samples
+// that had not arrived yet.
+func overLost(lost []hole, rd read) bool {
+	begin := rd.at.Add(-rd.took)
+	for _, pod := range rd.pods {
+		if !overHole(lost, pod, begin.Add(-windowStart), begin.Add(-windowEnd)) {
+			return false
+		}
+	}
+	return len(rd.pods) > 0
+}
+
 // report counts the reads around each kill, fails on what must not happen
-// and logs the figures (lines starting REPORT).
-func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
+// and logs the figures (lines starting REPORT). A wrong read of the fresh
+// rate over lost samples is counted, not failed; a wrong read of the
+// complete rate or the queue always fails.
+func report(t *testing.T, k Kind, reads []read, lost []hole, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
 	var lat []time.Duration
 	for _, rd := range reads {
 		if rd.at.Before(kills[0]) {
@@ -243,7 +282,7 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 			}
 			lat = append(lat, rd.took)
 		}
-		if rd.outcome == wrong && rd.kind != readRate {
+		if rd.outcome == wrong && rd.kind != readRate && (rd.kind != readFreshRate || !overLost(lost, rd)) {
 			since := "before the first kill"
 			for i := range kills {
 				if rd.at.After(readies[i]) {
@@ -275,6 +314,9 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 				last = rd.at
 			case wrong:
 				r.wrong[rd.kind]++
+				if rd.kind != readRate && overLost(lost, rd) {
+					r.overHole[rd.kind]++
+				}
 				last = rd.at
 				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
 					r.low = rd.low
@@ -283,6 +325,11 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		}
 		if last.After(readies[i]) {
 			r.recovery = last.Sub(readies[i])
+		}
+		for _, h := range lost {
+			if !h.from.Before(at) && h.from.Before(end) {
+				r.lost += h.missing
+			}
 		}
 		if len(after) > 0 {
 			t.Logf("%s kill %d: reads not good after the store was ready again: %v", k, i+1, after)
@@ -295,12 +342,13 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		t.Fatalf("%s: no read before the first kill", k)
 	}
 	slices.Sort(lat)
-	t.Logf("REPORT %s: %d reads (6 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
+	t.Logf("REPORT %s: %d reads (8 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
 		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
 	for i, r := range results {
-		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d%s; store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
-			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], lowest(r.low),
-			r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/complete/queue %d/%d/%d/%d, wrong %d/%d/%d/%d%s, of them over lost samples fresh/complete %d/%d; samples lost %d (5 series); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readCompleteRate], r.failed[readQueue],
+			r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readCompleteRate], r.wrong[readQueue], lowest(r.low), r.overHole[readFreshRate], r.overHole[readCompleteRate],
+			r.lost, r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
 	}
 }
 
