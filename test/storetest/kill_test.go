@@ -167,12 +167,12 @@ type killResult struct {
 	reads    int
 	failed   [readKinds]int // per kind, from the kill to the next kill (or the end)
 	wrong    [readKinds]int
-	low      float64        // the lowest wrong rate over the served rate
-	startup  time.Duration  // restart until the store answered ready
-	recovery time.Duration  // ready until the last read that was not good
-	caughtUp time.Duration  // ready until the outage's samples were in the store
-	lost     int            // samples Prometheus scraped that never reached the store
-	overHole [readKinds]int // wrong reads over a window with lost samples
+	low      float64                // the lowest wrong rate over the served rate
+	startup  time.Duration          // restart until the store answered ready
+	recovery time.Duration          // ready until the last read that was not good
+	caughtUp time.Duration          // ready until the outage's samples were in the store
+	lost     int                    // samples Prometheus scraped that never reached the store
+	why      [readKinds][causes]int // wrong guarded reads by cause
 }
 
 // TestStoreKilledUnderLoad kills the store (SIGKILL) while the adapter reads
@@ -216,7 +216,15 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("raw samples: %v", err)
 			}
-			report(t, k, reads, lost, marks, readies, results, outage, retryAfter)
+			why := make(map[int]cause)
+			for i, rd := range reads {
+				if rd.outcome == wrong && (rd.kind == readFreshRate || rd.kind == readCompleteRate) {
+					c, detail := attribute(hctx, e, lost, rd)
+					why[i] = c
+					t.Logf("%s: %s read at %s wrong (%s): %s; %s", k, readNames[rd.kind], rd.at.Format(time.RFC3339Nano), causeNames[c], rd.problem, detail)
+				}
+			}
+			report(t, k, reads, lost, why, marks, readies, results, outage, retryAfter)
 			logWrites(t, e, writes, lost, marks)
 		})
 	}
@@ -270,19 +278,24 @@ func overLost(lost []hole, rd read) bool {
 }
 
 // report counts the reads around each kill, fails on what must not happen
-// and logs the figures (lines starting REPORT). A wrong read of the fresh
-// rate over lost samples is counted, not failed; a wrong read of the
-// complete rate or the queue always fails.
-func report(t *testing.T, k Kind, reads []read, lost []hole, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
+// and logs the figures (lines starting REPORT). why holds the cause of each
+// wrong guarded read (by index in reads). A wrong read fails the test when
+// it is of the queue, when the fresh rate read wrong over a window whose
+// samples were late (the guard's own failure), and when the complete rate
+// read wrong but for scrapes whose values Prometheus itself holds wrong;
+// a fresh rate read wrong over lost samples is the store's loss, counted.
+func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
 	var lat []time.Duration
-	for _, rd := range reads {
+	for j, rd := range reads {
 		if rd.at.Before(kills[0]) {
 			if rd.outcome != good {
 				t.Errorf("%s: a %s read before any kill was not good (%s)", k, readNames[rd.kind], rd.problem)
 			}
 			lat = append(lat, rd.took)
 		}
-		if rd.outcome == wrong && rd.kind != readRate && (rd.kind != readFreshRate || !overLost(lost, rd)) {
+		c, guarded := why[j]
+		excused := guarded && (c == causeScrape || rd.kind == readFreshRate && c == causeLost)
+		if rd.outcome == wrong && rd.kind != readRate && !excused {
 			since := "before the first kill"
 			for i := range kills {
 				if rd.at.After(readies[i]) {
@@ -300,7 +313,7 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, kills, readies []ti
 		}
 		var last time.Time
 		after := map[string]int{} // what reads after the store was ready again answered
-		for _, rd := range reads {
+		for j, rd := range reads {
 			if rd.at.Before(at) || !rd.at.Before(end) {
 				continue
 			}
@@ -314,8 +327,8 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, kills, readies []ti
 				last = rd.at
 			case wrong:
 				r.wrong[rd.kind]++
-				if rd.kind != readRate && overLost(lost, rd) {
-					r.overHole[rd.kind]++
+				if c, ok := why[j]; ok {
+					r.why[rd.kind][c]++
 				}
 				last = rd.at
 				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
@@ -345,9 +358,11 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, kills, readies []ti
 	t.Logf("REPORT %s: %d reads (8 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
 		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
 	for i, r := range results {
-		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/complete/queue %d/%d/%d/%d, wrong %d/%d/%d/%d%s, of them over lost samples fresh/complete %d/%d; samples lost %d (5 series); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/complete/queue %d/%d/%d/%d, wrong %d/%d/%d/%d%s, of them fresh/complete late %d/%d, over lost samples %d/%d, as scraped %d/%d; samples lost %d (5 series); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
 			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readCompleteRate], r.failed[readQueue],
-			r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readCompleteRate], r.wrong[readQueue], lowest(r.low), r.overHole[readFreshRate], r.overHole[readCompleteRate],
+			r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readCompleteRate], r.wrong[readQueue], lowest(r.low),
+			r.why[readFreshRate][causeLate], r.why[readCompleteRate][causeLate], r.why[readFreshRate][causeLost], r.why[readCompleteRate][causeLost],
+			r.why[readFreshRate][causeScrape], r.why[readCompleteRate][causeScrape],
 			r.lost, r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
 	}
 }

@@ -320,3 +320,43 @@ func logWrites(t *testing.T, e *env, w *writeWatch, lost []hole, kills []time.Ti
 		}
 	}
 }
+
+// Why a guarded rate read wrong.
+type cause int
+
+const (
+	causeLate   cause = iota // the store has the window's samples now, and they give the true rate: they had not arrived (a guard that failed)
+	causeLost                // the store lost samples in the window (overLost)
+	causeScrape              // Prometheus' own samples give the same wrong rate: the scrapes' timestamps and values disagree (an overloaded machine), not the store
+	causes
+)
+
+var causeNames = [causes]string{"late", "lost", "scrape"}
+
+// attribute says why the guarded read rd read wrong: it evaluates the same
+// window on Prometheus' own TSDB and, now that the writers have caught up,
+// on the store.
+func attribute(ctx context.Context, e *env, lost []hole, rd read) (cause, string) {
+	if overLost(lost, rd) {
+		return causeLost, "samples lost in the window"
+	}
+	pod := rd.pods[0]
+	var i int
+	fmt.Sscanf(pod, "web-%d", &i)
+	served := 10 * float64(i+1)
+	at := rd.at.Add(-rd.took / 2)
+	q := fmt.Sprintf(`rate(http_requests_total{namespace="ns1",pod=%q}[15s] offset 5s)`, pod)
+	value := func(api v1.API) string {
+		v, _, err := api.Query(ctx, q, at)
+		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 {
+			return fmt.Sprintf("%.4g", float64(vec[0].Value))
+		}
+		return fmt.Sprintf("none (%v)", err)
+	}
+	inProm, inStore := value(e.prom.API()), value(e.store.API())
+	detail := fmt.Sprintf("%s serving %.0f/s: the window's rate from Prometheus' own samples %s, from the store's now %s", pod, served, inProm, inStore)
+	if p, err := strconv.ParseFloat(inProm, 64); err == nil && !near(p, served) {
+		return causeScrape, detail
+	}
+	return causeLate, detail
+}
