@@ -340,7 +340,7 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 			r.recovery = last.Sub(readies[i])
 		}
 		for _, h := range lost {
-			if !h.from.Before(at) && h.from.Before(end) {
+			if h.kill(kills) == i {
 				r.lost += h.missing
 			}
 		}

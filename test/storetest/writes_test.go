@@ -182,6 +182,22 @@ type hole struct {
 	missing  int       // scrapes missing
 }
 
+// kill is the index of the kill a hole belongs to: the kill inside it (a
+// store that lost what it had acknowledged before the kill), else the last
+// kill before it; -1 for none.
+func (h hole) kill(kills []time.Time) int {
+	last := -1
+	for i, at := range kills {
+		if !at.Before(h.from) && !at.After(h.to) {
+			return i
+		}
+		if at.Before(h.from) {
+			last = i
+		}
+	}
+	return last
+}
+
 // findHoles reads the raw samples of the workload's request counters back
 // through api over [from, to] and returns every gap longer than 1.5 scrape
 // intervals (1 s).
@@ -308,8 +324,8 @@ func logWrites(t *testing.T, e *env, w *writeWatch, lost []hole, kills []time.Ti
 		}
 		t.Logf("WRITES %s %s: increases%s; send lag up to %.0f s; shards up to %.0f", k, name, b.String(), lag, shards)
 		for _, h := range lost {
-			if !h.from.Before(from) && h.from.Before(to) && i > 0 {
-				t.Logf("WRITES %s %s: %s lost %d samples after %s (%v after the kill), next %s",
+			if i > 0 && h.kill(kills) == i-1 {
+				t.Logf("WRITES %s %s: %s lost %d samples after %s (%v from the kill), next %s",
 					k, name, h.pod, h.missing, h.from.Format("15:04:05.000"), h.from.Sub(from).Round(time.Millisecond), h.to.Format("15:04:05.000"))
 			}
 		}
