@@ -183,12 +183,15 @@ type hole struct {
 }
 
 // kill is the index of the kill a hole belongs to: the kill inside it (a
-// store that lost what it had acknowledged before the kill), else the last
-// kill before it; -1 for none.
+// store that lost what it had acknowledged before the kill; the sample
+// after the hole may be one scraped just before the kill, resent after
+// the restart: a few seconds of slack), else the last kill before it; -1
+// for none.
 func (h hole) kill(kills []time.Time) int {
+	const slack = 3 * time.Second
 	last := -1
 	for i, at := range kills {
-		if !at.Before(h.from) && !at.After(h.to) {
+		if !at.Before(h.from) && !at.After(h.to.Add(slack)) {
 			return i
 		}
 		if at.Before(h.from) {

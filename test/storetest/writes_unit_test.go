@@ -18,6 +18,7 @@ func TestHoleKill(t *testing.T) {
 		{"lost before the first kill (unflushed on SIGKILL)", 50 * time.Second, 62 * time.Second, 0},
 		{"after the first kill's restart", 90 * time.Second, 95 * time.Second, 0},
 		{"spanning the second kill", 170 * time.Second, 185 * time.Second, 1},
+		{"ending just before the second kill (its last sample resent)", 168 * time.Second, 179 * time.Second, 1},
 		{"after the second kill", 200 * time.Second, 210 * time.Second, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
