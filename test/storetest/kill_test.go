@@ -169,7 +169,7 @@ type killResult struct {
 	wrong    [readKinds]int
 	low      float64                // the lowest wrong rate over the served rate
 	startup  time.Duration          // restart until the store answered ready
-	recovery time.Duration          // ready until the last read that was not good
+	recovery time.Duration          // ready until the last read that was not good (the plain rate's and those wrong as scraped aside)
 	caughtUp time.Duration          // ready until the outage's samples were in the store
 	lost     int                    // samples Prometheus scraped that never reached the store
 	why      [readKinds][causes]int // wrong guarded reads by cause
@@ -334,7 +334,9 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 				if c, ok := why[j]; ok {
 					r.why[rd.kind][c]++
 				}
-				if rd.kind != readRate { // the plain rate reads low whenever the writers lag
+				// The plain rate reads low whenever the writers lag; a read
+				// whose window Prometheus itself holds wrong is not the store's.
+				if c, ok := why[j]; rd.kind != readRate && (!ok || c != causeScrape) {
 					last = rd.at
 				}
 				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
