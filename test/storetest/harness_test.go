@@ -57,6 +57,17 @@ rules:
       pod: {resource: pod}
   name: {matches: "^(.*)_total$", as: "${1}_per_second_fresh"}
   metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[15s] offset 5s)) by (<<.GroupBy>>) and on(<<.GroupBy>>) (max by (<<.GroupBy>>) (time() - timestamp(<<.Series>>{<<.LabelMatchers>>})) < 5)'
+# The fresh rate, and only over a complete window: at least 14 of the 15
+# samples a 1 s scrape puts in 15 s. Freshness says the writers caught up;
+# it cannot see samples the writers dropped (a hole in the window, the
+# newest ones present), over which rate reads low.
+- seriesQuery: '{__name__=~"^http_requests_total$",namespace!="",pod!=""}'
+  resources:
+    overrides:
+      namespace: {resource: namespace}
+      pod: {resource: pod}
+  name: {matches: "^(.*)_total$", as: "${1}_per_second_complete"}
+  metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[15s] offset 5s)) by (<<.GroupBy>>) and on(<<.GroupBy>>) (max by (<<.GroupBy>>) (time() - timestamp(<<.Series>>{<<.LabelMatchers>>})) < 5) and on(<<.GroupBy>>) (min by (<<.GroupBy>>) (count_over_time(<<.Series>>{<<.LabelMatchers>>}[15s] offset 5s)) >= 14)'
 - seriesQuery: 'worker_inflight{namespace!="",pod!=""}'
   resources:
     overrides:

@@ -48,13 +48,14 @@ func killPlan(t *testing.T) (kills int, outage time.Duration, mimirArgs []string
 type readKind int
 
 const (
-	readRate      readKind = iota // pods' rate (http_requests_per_second)
-	readFreshRate                 // pods' rate, fresh samples only (..._fresh)
-	readQueue                     // the orders queue (external)
+	readRate         readKind = iota // pods' rate (http_requests_per_second)
+	readFreshRate                    // pods' rate, fresh samples only (..._fresh)
+	readCompleteRate                 // pods' rate, fresh and over a complete window (..._complete)
+	readQueue                        // the orders queue (external)
 	readKinds
 )
 
-var readNames = [readKinds]string{"rate", "fresh rate", "queue"}
+var readNames = [readKinds]string{"rate", "fresh rate", "complete rate", "queue"}
 
 // Outcome of one read.
 type outcome int
@@ -65,6 +66,13 @@ const (
 	wrong                 // 200 with a value the workload never had (a rate reading low)
 )
 
+// window is where a guarded rate's samples lie relative to the read:
+// [15s] offset 5s, and a second of slack for the time the read took.
+const (
+	windowStart = 21 * time.Second
+	windowEnd   = 4 * time.Second
+)
+
 // read is one read of the load.
 type read struct {
 	at      time.Time
@@ -73,6 +81,7 @@ type read struct {
 	outcome outcome
 	problem string
 	low     float64 // a wrong rate's lowest value over the served rate
+	pods    []string
 }
 
 // load reads through the adapter from readers goroutines, each every 100 ms
@@ -109,10 +118,13 @@ func readOnce(s *stack, k readKind) read {
 	begin := time.Now()
 	rd := read{kind: k}
 	switch k {
-	case readRate, readFreshRate:
+	case readRate, readFreshRate, readCompleteRate:
 		name := "http_requests_per_second"
-		if k == readFreshRate {
+		switch k {
+		case readFreshRate:
 			name += "_fresh"
+		case readCompleteRate:
+			name += "_complete"
 		}
 		var list cmv1beta2.MetricValueList
 		code := getQuiet(s.metrics.URL+"/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/"+name+"?labelSelector=app%3Dweb", &list)
@@ -130,6 +142,7 @@ func readOnce(s *stack, k readKind) read {
 					rd.problem = ""
 				}
 				rd.outcome, rd.problem = wrong, rd.problem+fmt.Sprintf("%s at %.4g/s, serving %d/s; ", it.DescribedObject.Name, v, 10*(i+1))
+				rd.pods = append(rd.pods, it.DescribedObject.Name)
 				if r := v / (10 * float64(i+1)); rd.low == 0 || r < rd.low {
 					rd.low = r
 				}
@@ -154,10 +167,12 @@ type killResult struct {
 	reads    int
 	failed   [readKinds]int // per kind, from the kill to the next kill (or the end)
 	wrong    [readKinds]int
-	low      float64       // the lowest wrong rate over the served rate
-	startup  time.Duration // restart until the store answered ready
-	recovery time.Duration // ready until the last read that was not good
-	caughtUp time.Duration // ready until the outage's samples were in the store
+	low      float64                // the lowest wrong rate over the served rate
+	startup  time.Duration          // restart until the store answered ready
+	recovery time.Duration          // ready until the last read that was not good (the plain rate's and those wrong as scraped aside)
+	caughtUp time.Duration          // ready until the outage's samples were in the store
+	lost     int                    // samples Prometheus scraped that never reached the store
+	why      [readKinds][causes]int // wrong guarded reads by cause
 }
 
 // TestStoreKilledUnderLoad kills the store (SIGKILL) while the adapter reads
@@ -181,8 +196,9 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			s := newStack(t, adapterClient(t, e.store))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			writes := watchWrites(ctx, e)
 			done := make(chan []read)
-			go func() { done <- load(ctx, s, 6) }()
+			go func() { done <- load(ctx, s, 8) }()
 			time.Sleep(5 * time.Second)
 			results := make([]killResult, kills)
 			marks := make([]time.Time, kills) // kill times
@@ -194,7 +210,22 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			}
 			cancel()
 			reads := <-done
-			report(t, k, reads, marks, readies, results, outage, retryAfter)
+			hctx, hcancel := context.WithTimeout(context.Background(), time.Minute)
+			defer hcancel()
+			lost, err := lostHoles(hctx, e, marks[0].Add(-30*time.Second), time.Now())
+			if err != nil {
+				t.Fatalf("raw samples: %v", err)
+			}
+			why := make(map[int]cause)
+			for i, rd := range reads {
+				if rd.outcome == wrong && (rd.kind == readFreshRate || rd.kind == readCompleteRate) {
+					c, detail := attribute(hctx, e, lost, rd)
+					why[i] = c
+					t.Logf("%s: %s read at %s wrong (%s): %s; %s", k, readNames[rd.kind], rd.at.Format(time.RFC3339Nano), causeNames[c], rd.problem, detail)
+				}
+			}
+			report(t, k, reads, lost, why, marks, readies, results, outage, retryAfter)
+			logWrites(t, e, writes, lost, marks)
 		})
 	}
 }
@@ -232,18 +263,43 @@ func killOnce(t *testing.T, e *env, outage, retryAfter time.Duration) (killResul
 	return r, ready
 }
 
+// overLost reports whether every pod a guarded rate read wrong had lost
+// samples in the read's window: the store's data loss, which a freshness
+// guard cannot see (the newest samples are there), rather than samples
+// that had not arrived yet.
+func overLost(lost []hole, rd read) bool {
+	begin := rd.at.Add(-rd.took)
+	for _, pod := range rd.pods {
+		if !overHole(lost, pod, begin.Add(-windowStart), begin.Add(-windowEnd)) {
+			return false
+		}
+	}
+	return len(rd.pods) > 0
+}
+
 // report counts the reads around each kill, fails on what must not happen
-// and logs the figures (lines starting REPORT).
-func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
+// and logs the figures (lines starting REPORT). why holds the cause of each
+// wrong guarded read (by index in reads). A wrong read fails the test when
+// it is of the queue, when the fresh rate read wrong over a window whose
+// samples were late (the guard's own failure), and when the complete rate
+// read wrong but for scrapes whose values Prometheus itself holds wrong;
+// a fresh rate read wrong over lost samples is the store's loss, counted.
+func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
 	var lat []time.Duration
-	for _, rd := range reads {
+	plainLow := 0
+	for j, rd := range reads {
 		if rd.at.Before(kills[0]) {
-			if rd.outcome != good {
+			switch {
+			case rd.outcome == wrong && rd.kind == readRate:
+				plainLow++ // a window ending now, late by the writers' batching
+			case rd.outcome != good:
 				t.Errorf("%s: a %s read before any kill was not good (%s)", k, readNames[rd.kind], rd.problem)
 			}
 			lat = append(lat, rd.took)
 		}
-		if rd.outcome == wrong && rd.kind != readRate {
+		c, guarded := why[j]
+		excused := guarded && (c == causeScrape || rd.kind == readFreshRate && c == causeLost)
+		if rd.outcome == wrong && rd.kind != readRate && !excused {
 			since := "before the first kill"
 			for i := range kills {
 				if rd.at.After(readies[i]) {
@@ -261,7 +317,7 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		}
 		var last time.Time
 		after := map[string]int{} // what reads after the store was ready again answered
-		for _, rd := range reads {
+		for j, rd := range reads {
 			if rd.at.Before(at) || !rd.at.Before(end) {
 				continue
 			}
@@ -275,7 +331,14 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 				last = rd.at
 			case wrong:
 				r.wrong[rd.kind]++
-				last = rd.at
+				if c, ok := why[j]; ok {
+					r.why[rd.kind][c]++
+				}
+				// The plain rate reads low whenever the writers lag; a read
+				// whose window Prometheus itself holds wrong is not the store's.
+				if c, ok := why[j]; rd.kind != readRate && (!ok || c != causeScrape) {
+					last = rd.at
+				}
 				if rd.low > 0 && (r.low == 0 || rd.low < r.low) {
 					r.low = rd.low
 				}
@@ -283,6 +346,11 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		}
 		if last.After(readies[i]) {
 			r.recovery = last.Sub(readies[i])
+		}
+		for _, h := range lost {
+			if h.kill(kills) == i {
+				r.lost += h.missing
+			}
 		}
 		if len(after) > 0 {
 			t.Logf("%s kill %d: reads not good after the store was ready again: %v", k, i+1, after)
@@ -295,12 +363,15 @@ func report(t *testing.T, k Kind, reads []read, kills, readies []time.Time, resu
 		t.Fatalf("%s: no read before the first kill", k)
 	}
 	slices.Sort(lat)
-	t.Logf("REPORT %s: %d reads (6 readers, 10/s each); before the kills latency p50 %v p99 %v; outage %v, writers' Retry-After bound %v",
-		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), outage, retryAfter)
+	t.Logf("REPORT %s: %d reads (8 readers, 10/s each); before the kills latency p50 %v p99 %v, plain rate wrong %d times; outage %v, writers' Retry-After bound %v",
+		k, len(reads), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), plainLow, outage, retryAfter)
 	for i, r := range results {
-		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/queue %d/%d/%d, wrong %d/%d/%d%s; store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
-			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readQueue], r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readQueue], lowest(r.low),
-			r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
+		t.Logf("REPORT %s kill %d: %d reads; failed rate/fresh/complete/queue %d/%d/%d/%d, wrong %d/%d/%d/%d%s, of them fresh/complete late %d/%d, over lost samples %d/%d, as scraped %d/%d; samples lost %d (5 series); store ready %v after its start; reads good %v after ready; outage's samples in %v after ready",
+			k, i+1, r.reads, r.failed[readRate], r.failed[readFreshRate], r.failed[readCompleteRate], r.failed[readQueue],
+			r.wrong[readRate], r.wrong[readFreshRate], r.wrong[readCompleteRate], r.wrong[readQueue], lowest(r.low),
+			r.why[readFreshRate][causeLate], r.why[readCompleteRate][causeLate], r.why[readFreshRate][causeLost], r.why[readCompleteRate][causeLost],
+			r.why[readFreshRate][causeScrape], r.why[readCompleteRate][causeScrape],
+			r.lost, r.startup.Round(time.Millisecond), r.recovery.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
 	}
 }
 
