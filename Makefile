@@ -138,7 +138,7 @@ demo-fake-nodes:
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
 # schedules) overlap.
-E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
+E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/demotest/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
 test-e2e:
 	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
 	$(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
