@@ -112,7 +112,7 @@ ifneq (,$(findstring --fake-nodes,$(DEMO_FLAGS)))
 DEMO_DEPS := hack/build-tools.sh && hack/install-prometheus.sh
 else
 DEMO_DEPS := { [ "$$(id -u)" = 0 ] || { echo "make demo needs root (the real node: containerd, the kubelet, the pod network): run sudo make demo, or make demo-fake-nodes"; exit 1; }; } && \
-	hack/deps.sh --node $(REAL_NODE_TOOLS) helm prometheus3
+	hack/deps.sh --node --no-prometheus2 $(REAL_NODE_TOOLS) helm prometheus3
 endif
 # The demo, its adapter and images are built with the flags of the images
 # (static, -trimpath), so that a cold machine compiles their libraries once.

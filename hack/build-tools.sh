@@ -93,7 +93,7 @@ describe() {
     ;;
   helm)
     MOD=helm MODPATH=helm.sh/helm/v3 VERSION="${HELM_VERSION}"
-    PKGS=(helm.sh/helm/v3/cmd/helm) BINS=(helm) ESTIMATE="~2.5-4 min"
+    PKGS=(helm.sh/helm/v3/cmd/helm) BINS=(helm) ESTIMATE="~1.5-4 min"
     LDX="-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}"
     ;;
   thanos)
@@ -116,7 +116,7 @@ describe() {
     MOD=prometheus MODPATH=github.com/prometheus/prometheus VERSION="${PROMETHEUS3_VERSION}"
     PKGS=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
     BINS=(prometheus promtool) LINKS=(prometheus3 promtool3)
-    ESTIMATE="~16-40 min (16 min 19 s measured cold, 36 min on 2 cores busy with other builds)"
+    ESTIMATE="~3-5 min after the Kubernetes binaries"
     TAGS="netgo,remove_all_sd,enable_kubernetes_sd"
     ;;
   mimir)
@@ -314,10 +314,11 @@ build() {
 }
 
 # estimate_group NAME... is the rough cold build time of Kubernetes tools built
-# together (the first one pays for the shared libraries; all six took 17 min
-# 32 s on an idle 2-core machine with empty Go caches, 2026-11-26).
+# together (the first one pays for the shared libraries; all six took 7 min
+# 07 s on an idle 2-core machine with empty Go caches, 2026-11-27, and 6 min
+# 49 s the day before; beside other builds, more than twice that).
 estimate_group() {
-  printf '~%d-%d min' $((6 + 2 * $#)) $((8 + 2 * $#))
+  printf '~%d-%d min' $((4 + $# / 2)) $((6 + $# / 2))
 }
 
 # print_paths NAME prints KEY=VALUE lines for tool NAME (KEY from the name).
