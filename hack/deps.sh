@@ -30,12 +30,20 @@ trap 'rm -f "${log}"' EXIT
   if [[ ${prometheus2} == 1 ]]; then "${ROOT}/hack/install-prometheus.sh"; fi
 ) >"${log}" 2>&1 &
 installer=$!
+# When tools are to be built, the main module's modules download meanwhile:
+# its builds come after the tools.
+modules=""
+if [[ -n "$("${ROOT}/hack/build-tools.sh" --missing "$@")" ]]; then
+  (cd "${ROOT}" && GOFLAGS="${GOFLAGS:-} -mod=readonly" nice -n 10 go list -deps ./... >/dev/null 2>&1) &
+  modules=$!
+fi
 
 built=0
 "${ROOT}/hack/build-tools.sh" "$@" || built=$?
 
 installed=0
 wait "${installer}" || installed=$?
+[[ -z "${modules}" ]] || wait "${modules}" || true
 cat "${log}" >&2
 if [[ ${installed} != 0 ]]; then
   echo "deps: installing Debian's packages failed (exit ${installed}; output above)" >&2
