@@ -80,14 +80,26 @@ func interruptDemo(t *testing.T, root string, sig syscall.Signal, group bool) {
 	go out.read(r)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { t.Logf("make demo's output, last lines:\n%s", out.tail(40)) })
+	var done bool // make has exited and exited was read
+	t.Cleanup(func() {
+		if !done { // the test failed before: tear the run down as a Ctrl-C would
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-exited:
+			case <-time.After(2 * exitBound):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-exited
+			}
+		}
+		t.Logf("make demo's output, last lines:\n%s", out.tail(40))
+	})
 
 	select {
 	case <-out.row:
 	case err := <-exited:
+		done = true
 		t.Fatalf("make demo exited before its first table row: %v", err)
 	case <-time.After(startBound):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		t.Fatalf("no table row after %v", startBound)
 	}
 	run := observeRun(t, cmd.Process.Pid, before)
@@ -108,6 +120,7 @@ func interruptDemo(t *testing.T, root string, sig syscall.Signal, group bool) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		err = <-exited
 	}
+	done = true
 	checkExit(t, err, sig, out.text())
 	var holder int
 	withLock(t, func(pid int) { holder = pid }, func() {

@@ -143,6 +143,13 @@ type proc struct {
 
 func (p proc) String() string { return fmt.Sprintf("%d (%s)", p.pid, p.cmd) }
 
+// program is the base name of the process's executable as its command line
+// names it.
+func (p proc) program() string {
+	first, _, _ := strings.Cut(p.cmd, " ")
+	return filepath.Base(first)
+}
+
 // readProc reads one process; ok is false when it is gone.
 func readProc(pid int) (proc, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

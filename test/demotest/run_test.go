@@ -52,6 +52,8 @@ func observeRun(t *testing.T, makePID int, before machine) *runState {
 	}
 	ps := processes()
 	inCgroup := cgroupPIDs()
+	slices.Sort(inCgroup)
+	inCgroup = slices.Compact(inCgroup) // one entry per hierarchy
 	desc := descendants(ps, makePID)
 	for _, p := range ps {
 		if desc[p.pid] || slices.Contains(inCgroup, p.pid) || strings.Contains(p.cmd, r.dir+"/") {
@@ -85,9 +87,9 @@ func (r *runState) requireRunning(t *testing.T, podProcs int) {
 	if !r.added.links["ebbflow0"] || !slices.ContainsFunc(r.added.links.minus(nil), func(l string) bool { return strings.HasPrefix(l, "veth") }) {
 		missing = append(missing, "the bridge ebbflow0 and a pod's veth")
 	}
-	for _, bin := range []string{"/kubelet ", "/kube-proxy ", "/containerd ", "/kube-apiserver ", "/etcd "} {
-		if !slices.ContainsFunc(r.list, func(p proc) bool { return strings.Contains(p.cmd+" ", bin) }) {
-			missing = append(missing, "process "+strings.Trim(bin, "/ "))
+	for _, bin := range []string{"kubelet", "kube-proxy", "containerd", "kube-apiserver", "etcd"} {
+		if !slices.ContainsFunc(r.list, func(p proc) bool { return p.program() == bin }) {
+			missing = append(missing, "process "+bin)
 		}
 	}
 	if podProcs == 0 || len(r.added.cni) == 0 || len(r.added.cgroups) == 0 || len(r.mounts) == 0 {
