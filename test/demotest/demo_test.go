@@ -144,7 +144,7 @@ func checkExit(t *testing.T, err error, sig syscall.Signal, text string) {
 	} else if ws := ee.Sys().(syscall.WaitStatus); !(ws.Signaled() && ws.Signal() == sig) && ws.ExitStatus() <= 0 {
 		t.Errorf("make demo after %v: %v, want killed by %v or a non-zero exit", sig, err, sig)
 	}
-	for _, want := range []string{"demo: interrupted", "demo: tearing down the cluster"} {
+	for _, want := range []string{"demo: FAILED: interrupted", "demo: tearing down the cluster"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("make demo's output lacks %q", want)
 		}
