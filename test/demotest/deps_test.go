@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // TestDepsInstallsWhatItIsAskedFor runs hack/deps.sh with its installers and
@@ -16,10 +14,7 @@ import (
 // demo's --no-prometheus2 leaves Debian's Prometheus out, and the tools are
 // built either way.
 func TestDepsInstallsWhatItIsAskedFor(t *testing.T) {
-	root, err := buildtools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	script, err := os.ReadFile(filepath.Join(root, "hack", "deps.sh"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package demotest
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,12 +10,12 @@ import (
 
 // runState is what a demo run holds on the machine mid-run.
 type runState struct {
-	makePID   int
-	dir, root string       // its work directory and node root (the owner record)
-	procs     map[int]bool // its processes' PIDs
-	list      []proc
-	added     machine // what the run added to the machine (mid-run minus before)
-	mounts    []string
+	makePID int
+	dir     string       // its work directory (the owner record)
+	procs   map[int]bool // its processes' PIDs
+	list    []proc
+	added   machine // what the run added to the machine (mid-run minus before)
+	mounts  []string
 }
 
 // observeRun reads the running demo's state, and fails unless the cluster,
@@ -27,17 +28,11 @@ func observeRun(t *testing.T, makePID int, before machine) *runState {
 		t.Fatalf("no owner record of the running demo: %v", err)
 	}
 	r := &runState{makePID: makePID, procs: map[int]bool{}}
-	for line := range strings.Lines(string(rec)) {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
-		switch k {
-		case "dir":
-			r.dir = v
-		case "root":
-			r.root = v
-		}
+	if _, rest, ok := strings.Cut("\n"+string(rec), "\ndir="); ok {
+		r.dir, _, _ = strings.Cut(rest, "\n")
 	}
-	if r.dir == "" || r.root == "" {
-		t.Fatalf("owner record without dir or root:\n%s", rec)
+	if !strings.HasPrefix(r.dir, "/") {
+		t.Fatalf("owner record without the run's work directory:\n%s", rec)
 	}
 	during := readMachine(t)
 	r.added = machine{chains: set{}, links: set{}, cni: set{}, netns: set{}, cgroups: set{}}
@@ -62,14 +57,9 @@ func observeRun(t *testing.T, makePID int, before machine) *runState {
 		}
 	}
 	r.mounts = mountsUnder(r.dir)
-	changed := 0
-	for k, v := range before.sysctls {
-		if w, ok := during.sysctls[k]; ok && w != v {
-			changed++
-		}
-	}
+	changed, _ := sysctlChanges(before.sysctls, during.sysctls)
 	t.Logf("mid-run: %d processes, %d pod processes, %d mounts, chains %v, interfaces %v, %d CNI cache entries, %d cgroup directories, %d kernel settings changed",
-		len(r.list), len(inCgroup), len(r.mounts), r.added.chains.minus(nil), r.added.links.minus(nil), len(r.added.cni), len(r.added.cgroups), changed)
+		len(r.list), len(inCgroup), len(r.mounts), r.added.chains.minus(nil), r.added.links.minus(nil), len(r.added.cni), len(r.added.cgroups), len(changed))
 	r.requireRunning(t, len(inCgroup))
 	return r
 }
@@ -135,19 +125,28 @@ func (r *runState) checkGone(t *testing.T, before, after machine) {
 			t.Errorf("iptables chain left: %s", c)
 		}
 	}
-	compared := 0
-	for k, v := range before.sysctls {
-		if w, ok := after.sysctls[k]; ok {
-			compared++
-			if w != v {
-				t.Errorf("kernel setting %s is %q after the run, %q before", k, w, v)
-			}
-		}
+	changed, compared := sysctlChanges(before.sysctls, after.sysctls)
+	for _, c := range changed {
+		t.Errorf("kernel setting changed by the run: %s", c)
 	}
 	if compared < 100 {
 		t.Errorf("compared only %d kernel settings", compared)
 	}
 	t.Logf("after: %d kernel settings compared with before the run", compared)
+}
+
+// sysctlChanges describes each setting of both maps whose value differs
+// ("name: before → now") and counts the settings compared.
+func sysctlChanges(was, now map[string]string) (changes []string, compared int) {
+	for name, v := range was {
+		if w, ok := now[name]; ok {
+			compared++
+			if w != v {
+				changes = append(changes, fmt.Sprintf("%s: %q → %q", name, v, w))
+			}
+		}
+	}
+	return changes, compared
 }
 
 // mountsUnder returns the mount points of the host's mount table under dir.
