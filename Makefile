@@ -133,7 +133,7 @@ demo-fake-nodes:
 	hack/build-tools.sh && hack/install-prometheus.sh
 	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest); then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md) and make demo interrupted by a Ctrl-C and a SIGTERM (test/demotest); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
 # One go test run: ./test/e2e/... (the longest package) starts first and the
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
