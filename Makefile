@@ -116,7 +116,7 @@ ifneq (,$(findstring --fake-nodes,$(DEMO_FLAGS)))
 DEMO_DEPS := hack/build-tools.sh && hack/install-prometheus.sh
 else
 DEMO_DEPS := { [ "$$(id -u)" = 0 ] || { echo "make demo needs root (the real node: containerd, the kubelet, the pod network): run sudo make demo, or make demo-fake-nodes"; exit 1; }; } && \
-	hack/deps.sh --node $(REAL_NODE_TOOLS) helm prometheus3
+	hack/deps.sh --node --no-prometheus2 $(REAL_NODE_TOOLS) helm prometheus3
 endif
 # The demo, its adapter and images are built with the flags of the images
 # (static, -trimpath), so that a cold machine compiles their libraries once.
@@ -137,12 +137,12 @@ demo-fake-nodes:
 	hack/build-tools.sh && hack/install-prometheus.sh
 	CGO_ENABLED=0 $(GO) run -trimpath ./hack/demo --fake-nodes $(DEMO_FLAGS)
 
-## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest), the arm64 binaries under qemu-user-static; then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
+## test-e2e: end-to-end tests on the local cluster (test/cluster): kube-apiserver, kube-controller-manager, kwok, Prometheus (and an HA pair behind Thanos Query), ebbflow-adapter; the images in a private containerd (test/imagetest), the arm64 binaries under qemu-user-static; then the real node (kubelet, containerd) with the chart installed from the images (test/realnode, docs/real-node.md) and make demo interrupted by a Ctrl-C and a SIGTERM (test/demotest); the fast subset of Kubernetes' own HPA e2e tests against drop-in mode (test/k8se2e, docs/k8s-e2e.md)
 # One go test run: ./test/e2e/... (the longest package) starts first and the
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
 # schedules) overlap.
-E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
+E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/demotest/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
 test-e2e:
 	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
 	hack/install-qemu-user.sh

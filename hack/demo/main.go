@@ -37,6 +37,10 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A reader of the output that is gone (`make demo | tee demo.log`, the
+	// tee Ctrl-C'd with it) must not end the demo before its teardown: with
+	// SIGPIPE notified, a write to the closed pipe fails instead.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if opts.fakeNodes {
 		err = runFake(ctx, opts, os.Stdout)
 	} else {
