@@ -54,16 +54,16 @@ type Input struct {
 	// Proportional has one entry per Spec.Proportional entry when
 	// ReadsMetrics.
 	Proportional []ProportionalReading
-	// Now is when the evaluation started (the history is seeded then, as
+	// Now is when the evaluation started (the Memory is seeded then, as
 	// upstream's reconcile does; conditions change then). ReadAt is when the
 	// observation completed (zero: Now): the decision's time, that of its
 	// record, so that no sample read is newer than the decision; upstream
 	// reads the clock again before normalizing, and the proposal extensions'
 	// ages count up to it.
 	Now, ReadAt time.Time
-	// History is what the autoscaler carries from one evaluation to the
+	// Memory is what the autoscaler carries from one evaluation to the
 	// next; Evaluate updates it (required).
-	History *History
+	Memory *Memory
 	// Scratch, when set, lends its buffers to the result (see Scratch).
 	Scratch *Scratch
 }
@@ -303,13 +303,13 @@ func (s *Settings) Validate() []error {
 	return errs
 }
 
-// History is what an autoscaler carries from one evaluation to the next, as
+// Memory is what an autoscaler carries from one evaluation to the next, as
 // upstream keeps it in memory: the recommendations of the stabilization
 // windows, the record of rescales the behavior policies count, what the
 // proposal extensions remember, and the last good parameters of the
-// ClusterProportional metrics. The zero History is a fresh start. A History
+// ClusterProportional metrics. The zero Memory is a fresh start. A Memory
 // is used by one evaluation at a time.
-type History struct {
+type Memory struct {
 	Recommendations []behavior.Recommendation
 	Events          behavior.ScaleEvents
 	Extensions      ExtensionState
@@ -323,13 +323,13 @@ type History struct {
 
 // Seed records the current replica count as the first recommendation when
 // there is none yet (upstream's first reconcile).
-func (h *History) Seed(current int32, now time.Time) {
+func (h *Memory) Seed(current int32, now time.Time) {
 	h.Recommendations = behavior.SeedRecommendations(h.Recommendations, current, now)
 }
 
 // Keep stores what a decision leaves for the next evaluation: the proposal
 // extensions' state and, when the count was normalized, the recommendations.
-func (h *History) Keep(d Decision, ext ExtensionState) {
+func (h *Memory) Keep(d Decision, ext ExtensionState) {
 	h.Extensions = ext
 	if d.Outcome != nil {
 		h.Recommendations = d.Outcome.Recommendations
@@ -338,6 +338,6 @@ func (h *History) Keep(d Decision, ext ExtensionState) {
 
 // Rescaled records a rescale from prev to next written at now (only after
 // the write succeeded).
-func (h *History) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
+func (h *Memory) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
 	h.Events = behavior.RecordScaleEvent(b, h.Events, prev, next, now)
 }
