@@ -46,10 +46,10 @@ const (
 	maxHistories = 4096
 )
 
-// HistoryRequestFor is the history a forecast reads: its backtest's span,
+// historyRequestFor is the history a forecast reads: its backtest's span,
 // the past seasons before it and an hour more (o.HistoryRange), at
 // o.HistoryStep().
-func HistoryRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
+func historyRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
 	return metrics.HistoryRequest{Range: o.HistoryRange(), Step: o.HistoryStep()}
 }
 
@@ -88,7 +88,7 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 			continue
 		}
 		r := &readings[i]
-		req := HistoryRequestFor(*obj.Spec.MetricOptions[i].Forecast)
+		req := historyRequestFor(*obj.Spec.MetricOptions[i].Forecast)
 		ns := obj.Namespace
 		switch {
 		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType && r.Spec.External != nil:

@@ -357,7 +357,7 @@ func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
 // at most five weeks, step at least 30 s, at most 11,000 points).
 func TestHistoryRequestForBounds(t *testing.T) {
 	for _, o := range []evaluation.ForecastOptions{{Season: forecast.Daily}, {Season: forecast.Weekly}} {
-		req := HistoryRequestFor(o)
+		req := historyRequestFor(o)
 		if _, err := metrics.HistorySelector(labels.Everything(), req); err != nil {
 			t.Errorf("%v season: %v", o.Season, err)
 		}

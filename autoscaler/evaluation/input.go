@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -256,7 +255,7 @@ func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
 
 // Settings are the controller-wide settings an evaluation reads, with
 // kube-controller-manager's flag names and defaults. ebbflow-autoscaler and
-// `ebbflow simulate` register them alike.
+// `ebbflow simulate` register them alike (autoscaler/app/settings).
 type Settings struct {
 	Tolerance               float64
 	DownscaleStabilization  time.Duration
@@ -272,14 +271,6 @@ func DefaultSettings() Settings {
 		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod,
 		InitialReadinessDelay:   replicas.DefaultInitialReadinessDelay,
 	}
-}
-
-// AddFlags registers the settings on fs.
-func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.Float64Var(&s.Tolerance, "horizontal-pod-autoscaler-tolerance", s.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
-	fs.DurationVar(&s.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", s.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
-	fs.DurationVar(&s.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", s.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
-	fs.DurationVar(&s.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", s.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
 }
 
 // Validate reports every problem with the settings.
