@@ -11,6 +11,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/autoscaler/app/settings"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
@@ -129,7 +130,7 @@ func newSimulateCommand() *cobra.Command {
 	fs.StringVar(&o.podRequests, "pod-requests", "", "What each pod of the scale target requests, e.g. cpu=250m,memory=256Mi: the denominator of Utilization targets (default: the sum of the containers' requests of the Deployment, StatefulSet or ReplicaSet given with -f).")
 	fs.StringVar(&o.podNames, "pod-name-regex", "", "Names of the target's pods, for Pods metrics (default: from scaleTargetRef, e.g. ^web-[a-z0-9]+-[a-z0-9]+$ for Deployment web).")
 	o.conn.AddFlags(fs)
-	o.settings.AddFlags(fs)
+	settings.AddFlags(fs, &o.settings)
 	return cmd
 }
 

@@ -40,7 +40,7 @@ spec:
 `
 
 // `ebbflow simulate` replays a drop-in HPA as ebbflow-autoscaler runs it:
-// the spec it replays is the one the controller's HPA backend evaluates
+// the spec it replays is the one the controller's HPA kind evaluates
 // (annotations and their warnings included), and the replay honors it —
 // paused and dry-run never write, the sync period spaces the evaluations.
 func TestSimulateDropInHPAAsTheController(t *testing.T) {
@@ -102,7 +102,7 @@ func TestSimulateDropInHPAAsTheController(t *testing.T) {
 	}
 }
 
-// controllerView is the Object ebbflow-autoscaler's HPA backend evaluates
+// controllerView is the Object ebbflow-autoscaler's HPA kind evaluates
 // for the HPA of doc.
 func controllerView(t *testing.T, doc string) *controller.Object {
 	t.Helper()
@@ -115,7 +115,7 @@ func controllerView(t *testing.T, doc string) *controller.Object {
 	if err := hpas.Informer().GetIndexer().Add(&hpa); err != nil {
 		t.Fatal(err)
 	}
-	obj, err := controller.NewHPABackend(hpas, client.AutoscalingV2()).Get(hpa.Namespace, hpa.Name)
+	obj, err := controller.NewHPAKind(hpas, client.AutoscalingV2()).Get(hpa.Namespace, hpa.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

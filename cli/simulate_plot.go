@@ -12,7 +12,7 @@ import (
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
-	"github.com/ebbflow/ebbflow/cli/chart"
+	"github.com/ebbflow/ebbflow/cli/pngplot"
 )
 
 // maxPlotPoints bounds the points of one line (longer replays are thinned).
@@ -44,7 +44,7 @@ func writeSimulationPlot(path string, rs []replayed, rng simsource.Range) error 
 		}
 		plots = append(plots, p)
 	}
-	return chart.WritePNG(path, 11*vg.Inch, vg.Length(4*len(rs))*vg.Inch, plots)
+	return pngplot.WritePNG(path, 11*vg.Inch, vg.Length(4*len(rs))*vg.Inch, plots)
 }
 
 // simulationLines are the usage ratio of each metric (x: hours since the
@@ -98,7 +98,7 @@ func (l *line) add(x, y float64) {
 }
 
 func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
-	p := chart.NewPanel(title, "hours since the start", ylabel)
+	p := pngplot.NewPanel(title, "hours since the start", ylabel)
 	for i, l := range lines {
 		var legend *plotter.Line
 		for _, seg := range l.segs {
@@ -109,7 +109,7 @@ func panelPlot(title, ylabel string, lines []line) (*plot.Plot, error) {
 			if err != nil {
 				return nil, fmt.Errorf("plot %q: %w", l.name, err)
 			}
-			chart.Style(pl, i, l.step, l.dash)
+			pngplot.Style(pl, i, l.step, l.dash)
 			if l.dash {
 				pl.Color = color.Gray{Y: 90}
 			}

@@ -95,12 +95,12 @@ func (c CompletedConfig) runController(ctx context.Context, fence controller.Lea
 
 	kubeInformers := informers.NewSharedInformerFactoryWithOptions(c.Kube, 0, informers.WithTransform(stripManagedFields))
 	ebbflowInformers := ebbflowinformers.NewSharedInformerFactory(c.Ebbflow, 0)
-	var backends []controller.Backend
+	var kinds []controller.Kind
 	if c.Options.HPAMode == HPAModeAll {
-		backends = append(backends, controller.NewHPABackend(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers(), c.Kube.AutoscalingV2()))
+		kinds = append(kinds, controller.NewHPAKind(kubeInformers.Autoscaling().V2().HorizontalPodAutoscalers(), c.Kube.AutoscalingV2()))
 	}
 	if c.Options.Autoscalers {
-		backends = append(backends, controller.NewAutoscalerBackend(ebbflowInformers.Autoscaling().V1alpha1().Autoscalers(), c.Ebbflow.AutoscalingV1alpha1()))
+		kinds = append(kinds, controller.NewAutoscalerKind(ebbflowInformers.Autoscaling().V1alpha1().Autoscalers(), c.Ebbflow.AutoscalingV1alpha1()))
 	}
 	self, err := controller.NewSelfMetrics(c.Registry)
 	if err != nil {
@@ -122,7 +122,7 @@ func (c CompletedConfig) runController(ctx context.Context, fence controller.Lea
 		Recorder:    broadcaster.NewRecorder(c.Scheme, corev1.EventSource{Component: "ebbflow-autoscaler", Host: c.Identity}),
 		SelfMetrics: self,
 		Lease:       fence,
-	}, backends...)
+	}, kinds...)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	componentbaseoptions "k8s.io/component-base/config/options"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
+	"github.com/ebbflow/ebbflow/autoscaler/app/settings"
 	"github.com/ebbflow/ebbflow/autoscaler/controller"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 )
@@ -114,7 +115,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.MetricsAPIQPS, "metrics-api-qps", o.MetricsAPIQPS, "Queries per second of each metrics API client (metrics.k8s.io, custom.metrics.k8s.io, external.metrics.k8s.io): 5,000 autoscalers with 3 metrics every 15 s read 1,000 per second before deduplication.")
 	fs.IntVar(&o.MetricsAPIBurst, "metrics-api-burst", o.MetricsAPIBurst, "Burst of queries to each metrics API.")
 	fs.DurationVar(&o.SyncPeriod, "horizontal-pod-autoscaler-sync-period", o.SyncPeriod, "How often each autoscaler is evaluated.")
-	o.Settings.AddFlags(fs)
+	settings.AddFlags(fs, &o.Settings)
 	fs.IntVar(&o.Workers, "concurrent-horizontal-pod-autoscaler-syncs", o.Workers, "Number of autoscalers evaluated concurrently (kube-controller-manager's default is 5; an evaluation mostly waits on the metrics APIs).")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Alias of --concurrent-horizontal-pod-autoscaler-syncs.")
 	fs.IntVar(&o.MetricReadsPerEvaluation, "metric-reads-per-evaluation", o.MetricReadsPerEvaluation, "Metric reads one evaluation makes at once (its metrics are read concurrently, so it takes as long as the slowest read); 1 reads them one after the other as kube-controller-manager does. Decisions do not depend on it.")

@@ -15,28 +15,28 @@ import (
 	listersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/listers/autoscaling/v1alpha1"
 )
 
-// AutoscalerBackend serves autoscaling.ebbflow.dev/v1alpha1 Autoscalers.
-type AutoscalerBackend struct {
+// AutoscalerKind serves autoscaling.ebbflow.dev/v1alpha1 Autoscalers.
+type AutoscalerKind struct {
 	informer cache.SharedIndexInformer
 	lister   listersv1alpha1.AutoscalerLister
 	client   clientv1alpha1.AutoscalersGetter
 }
 
-var _ Backend = (*AutoscalerBackend)(nil)
+var _ Kind = (*AutoscalerKind)(nil)
 
-// NewAutoscalerBackend returns the backend over a shared Autoscaler informer.
-func NewAutoscalerBackend(informer informersv1alpha1.AutoscalerInformer, client clientv1alpha1.AutoscalersGetter) *AutoscalerBackend {
-	return &AutoscalerBackend{informer: informer.Informer(), lister: informer.Lister(), client: client}
+// NewAutoscalerKind returns the Autoscaler kind over a shared Autoscaler informer.
+func NewAutoscalerKind(informer informersv1alpha1.AutoscalerInformer, client clientv1alpha1.AutoscalersGetter) *AutoscalerKind {
+	return &AutoscalerKind{informer: informer.Informer(), lister: informer.Lister(), client: client}
 }
 
-// Kind implements Backend.
-func (b *AutoscalerBackend) Kind() string { return "Autoscaler" }
+// Name implements Kind.
+func (b *AutoscalerKind) Name() string { return "Autoscaler" }
 
-// Informer implements Backend.
-func (b *AutoscalerBackend) Informer() cache.SharedIndexInformer { return b.informer }
+// Informer implements Kind.
+func (b *AutoscalerKind) Informer() cache.SharedIndexInformer { return b.informer }
 
-// Get implements Backend.
-func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
+// Get implements Kind.
+func (b *AutoscalerKind) Get(namespace, name string) (*Object, error) {
 	shared, err := b.lister.Autoscalers(namespace).Get(name)
 	if err != nil {
 		return nil, err
@@ -62,11 +62,11 @@ func (b *AutoscalerBackend) Get(namespace, name string) (*Object, error) {
 	}, nil
 }
 
-// Store implements Backend: Autoscalers keep the decision record and the
+// Store implements Kind: Autoscalers keep the decision record and the
 // scale events in their status, so one status write stores everything when
 // anything changed (the record is then rebuilt even if its outcome did not
 // change).
-func (b *AutoscalerBackend) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
+func (b *AutoscalerKind) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
 	if !change.Status && !change.Record && !change.ScaleEvents {
 		return nil, nil
 	}

@@ -30,7 +30,7 @@ func TestAutoscalerKind(t *testing.T) {
 	if err := informer.Informer().GetIndexer().Add(a); err != nil {
 		t.Fatal(err)
 	}
-	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 
 	if _, err := f.sync("Autoscaler/ns/web"); err != nil {
 		t.Fatal(err)

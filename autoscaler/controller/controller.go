@@ -5,18 +5,18 @@
 // cluster's size), calls evaluation.Evaluate, which decides everything and
 // acts through the write the controller hands it (sync.go: act writes
 // /scale) as its last stage, and persists (sync.go: records the events, and
-// the object's Backend stores status, decision record and scale events).
+// the object's Kind stores status, decision record and scale events).
 //
-// The objects come from Backends (backend.go): HPABackend for autoscaling/v2
-// HorizontalPodAutoscalers (drop-in mode) and AutoscalerBackend
+// The objects come from Kinds (kind.go): HPAKind for autoscaling/v2
+// HorizontalPodAutoscalers (drop-in mode) and AutoscalerKind
 // (autoscaler.go) for autoscaling.ebbflow.dev Autoscalers. Queue keys are
 // "<Kind>/<namespace>/<name>".
 //
 // Layout: controller.go (Controller, New, Run, workers, informer handlers,
 // due times for the lag metric), sync.go (one evaluation top to bottom, the
-// per-key history, the resource version of the last write and the period
+// per-key evaluation.Memory, the resource version of the last write and the period
 // after which the key is due again), observe.go (the reads, bounded in
-// concurrency), backend.go and autoscaler.go (the kinds), pods.go (pod label
+// concurrency), kind.go and autoscaler.go (the kinds), pods.go (pod label
 // index, ambiguous selector detection), cluster.go (nodes and ConfigMaps of
 // ClusterProportional metrics, watched from the first object that has
 // one), history.go (the forecasts' histories, read
@@ -25,7 +25,7 @@
 //
 // Each object is evaluated once per sync period (its spec.syncPeriodSeconds,
 // else --horizontal-pod-autoscaler-sync-period; sooner when a schedule's
-// floor changes); its history lives in memory (the scale events are also
+// floor changes); its evaluation.Memory is kept by the process (the scale events are also
 // stored on the object, for a takeover) and is dropped when the object is
 // deleted.
 package controller
@@ -111,14 +111,14 @@ type LeaseFence interface {
 	ValidUntil() time.Time
 }
 
-// Controller reconciles the objects of its backends.
+// Controller reconciles the objects of its kinds.
 type Controller struct {
 	cfg       Config
 	deps      Deps
-	backends  map[string]Backend
+	kinds     map[string]Kind
 	queue     workqueue.TypedRateLimitingInterface[string]
 	due       dueTimes
-	state     *stateStore
+	memory    *memoryStore
 	tracker   *selectorTracker
 	writes    *writeTracker
 	podSource *podSource
@@ -128,9 +128,9 @@ type Controller struct {
 	histories historyCache // history.go
 }
 
-// New returns a controller over backends and registers its event handlers on
+// New returns a controller over kinds and registers its event handlers on
 // their informers. Start the informers, then call Run.
-func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
+func New(cfg Config, deps Deps, kinds ...Kind) (*Controller, error) {
 	if len(cfg.Identity) > v1alpha1.MaxEvaluatedBy {
 		return nil, fmt.Errorf("controller config: Identity is %d bytes long, at most %d (it is stored in decision records' evaluatedBy)", len(cfg.Identity), v1alpha1.MaxEvaluatedBy)
 	}
@@ -138,15 +138,15 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 		deps.Clock = clock.RealClock{}
 	}
 	c := &Controller{
-		cfg:      cfg,
-		deps:     deps,
-		backends: make(map[string]Backend, len(backends)),
+		cfg:   cfg,
+		deps:  deps,
+		kinds: make(map[string]Kind, len(kinds)),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "autoscaler", Clock: deps.Clock},
 		),
 		due:     dueTimes{at: map[string]time.Time{}},
-		state:   newStateStore(),
+		memory:  newMemoryStore(),
 		tracker: newSelectorTracker(),
 		writes:  newWriteTracker(),
 		reads:   newReadLimiter(cfg.MetricReadsPerEvaluation, cfg.MaxConcurrentMetricReads, deps.SelfMetrics),
@@ -158,13 +158,13 @@ func New(cfg Config, deps Deps, backends ...Backend) (*Controller, error) {
 	}
 	c.podSource = pods
 	c.cluster = &lazyCluster{informers: deps.Cluster, enqueue: func(key string) { c.enqueueAfter(key, 0) }, maxWait: cfg.SyncPeriod}
-	for _, b := range backends {
-		if _, dup := c.backends[b.Kind()]; dup || strings.Contains(b.Kind(), "/") {
-			return nil, fmt.Errorf("invalid or duplicate backend kind %q", b.Kind())
+	for _, k := range kinds {
+		if _, dup := c.kinds[k.Name()]; dup || strings.Contains(k.Name(), "/") {
+			return nil, fmt.Errorf("invalid or duplicate kind %q", k.Name())
 		}
-		c.backends[b.Kind()] = b
-		if _, err := b.Informer().AddEventHandler(c.handlers(b.Kind())); err != nil {
-			return nil, fmt.Errorf("add event handler for %s: %w", b.Kind(), err)
+		c.kinds[k.Name()] = k
+		if _, err := k.Informer().AddEventHandler(c.handlers(k.Name())); err != nil {
+			return nil, fmt.Errorf("add event handler for %s: %w", k.Name(), err)
 		}
 	}
 	return c, nil
@@ -176,8 +176,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
 	synced := []cache.InformerSynced{c.deps.Pods.HasSynced}
-	for _, b := range c.backends {
-		synced = append(synced, b.Informer().HasSynced)
+	for _, k := range c.kinds {
+		synced = append(synced, k.Informer().HasSynced)
 	}
 	logger.Info("Starting autoscaler controller", "workers", c.cfg.Workers, "syncPeriod", c.cfg.SyncPeriod)
 	var wg sync.WaitGroup

@@ -229,7 +229,7 @@ func TestDeletionDropsState(t *testing.T) {
 	if deleted, err := f.sync(hpaKey); err != nil || deleted {
 		t.Fatalf("sync = %v, %v", deleted, err)
 	}
-	if h, ok := c.state.peek(hpaKey); !ok || len(h.Recommendations) == 0 {
+	if h, ok := c.memory.peek(hpaKey); !ok || len(h.Recommendations) == 0 {
 		t.Fatalf("no recommendation history after a sync")
 	}
 	if len(c.tracker.matching("ns", nil, 2)) != 0 || !c.tracker.update(hpaKey, nil) {
@@ -242,7 +242,7 @@ func TestDeletionDropsState(t *testing.T) {
 	if err != nil || !deleted {
 		t.Fatalf("sync after delete = %v, %v; want deleted", deleted, err)
 	}
-	if _, ok := c.state.peek(hpaKey); ok {
+	if _, ok := c.memory.peek(hpaKey); ok {
 		t.Errorf("history kept after deletion")
 	}
 	if c.tracker.update(hpaKey, nil) {
@@ -296,7 +296,7 @@ func TestBehaviorPoliciesUseRecordedScaleEvents(t *testing.T) {
 	if got := f.scaleUpdates(); !slices.Equal(got, []int32{5}) {
 		t.Fatalf("first scale updates = %v, want [5]", got)
 	}
-	if h, _ := c.state.peek(hpaKey); len(h.Events.Up) != 1 || h.Events.Up[0].Change != 3 {
+	if h, _ := c.memory.peek(hpaKey); len(h.Events.Up) != 1 || h.Events.Up[0].Change != 3 {
 		t.Fatalf("scale events = %+v", h.Events)
 	}
 	f.targets["web"].Status.Replicas = 5
@@ -381,7 +381,7 @@ func TestFailedRescale(t *testing.T) {
 	if st.DesiredReplicas != 0 || st.LastScaleTime != nil || st.CurrentReplicas != 2 {
 		t.Errorf("status = %+v; want the previous desired count and no scale time", st)
 	}
-	if h, _ := c.state.peek(hpaKey); len(h.Events.Up)+len(h.Events.Down) != 0 {
+	if h, _ := c.memory.peek(hpaKey); len(h.Events.Up)+len(h.Events.Down) != 0 {
 		t.Errorf("a failed rescale was recorded: %+v", h.Events)
 	}
 }

@@ -174,7 +174,7 @@ func TestAutoscalerRecordRidesWithStatus(t *testing.T) {
 	if err := informer.Informer().GetIndexer().Add(a); err != nil {
 		t.Fatal(err)
 	}
-	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 	written := func() []*v1alpha1.Autoscaler {
 		var out []*v1alpha1.Autoscaler
 		for _, act := range client.Actions() {

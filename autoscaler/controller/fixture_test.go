@@ -87,12 +87,12 @@ func (f *fixture) updateScale(a core.Action) (bool, runtime.Object, error) {
 }
 
 // build creates the controller; call after seeding.
-func (f *fixture) build(backends ...Backend) *Controller {
+func (f *fixture) build(kinds ...Kind) *Controller {
 	mapper := apimeta.NewDefaultRESTMapper([]schema.GroupVersion{appsv1.SchemeGroupVersion})
 	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), apimeta.RESTScopeNamespace)
 	pods := f.factory.Core().V1().Pods()
-	if len(backends) == 0 {
-		backends = []Backend{f.hpaBackend()}
+	if len(kinds) == 0 {
+		kinds = []Kind{f.hpaKind()}
 	}
 	deps := Deps{
 		Scales: f.scales, Mapper: mapper, Metrics: f.metrics,
@@ -102,7 +102,7 @@ func (f *fixture) build(backends ...Backend) *Controller {
 	if f.deps != nil {
 		f.deps(&deps)
 	}
-	c, err := New(f.cfg, deps, backends...)
+	c, err := New(f.cfg, deps, kinds...)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -110,8 +110,8 @@ func (f *fixture) build(backends ...Backend) *Controller {
 	return c
 }
 
-func (f *fixture) hpaBackend() *HPABackend {
-	return NewHPABackend(f.factory.Autoscaling().V2().HorizontalPodAutoscalers(), f.kube.AutoscalingV2())
+func (f *fixture) hpaKind() *HPAKind {
+	return NewHPAKind(f.factory.Autoscaling().V2().HorizontalPodAutoscalers(), f.kube.AutoscalingV2())
 }
 
 // target adds a Deployment's scale with spec and status replicas.

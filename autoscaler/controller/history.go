@@ -34,7 +34,7 @@ const (
 	HistoryMaxAge = 30 * time.Minute
 	// HistoryFullRead is how often a history is read whole; the refreshes
 	// in between read only the points since the last read and
-	// historyOverlap before them, and merge them in (forecast.History.Merge):
+	// historyOverlap before them, and merge them in (forecast.Series.Merge):
 	// the whole read costs the controller and the adapter ~30 ms a history
 	// of 10,000 points (docs/benchmarks.md, the self-check's cost).
 	HistoryFullRead = time.Hour
@@ -46,10 +46,10 @@ const (
 	maxHistories = 4096
 )
 
-// HistoryRequestFor is the history a forecast reads: its backtest's span,
+// historyRequestFor is the history a forecast reads: its backtest's span,
 // the past seasons before it and an hour more (o.HistoryRange), at
 // o.HistoryStep().
-func HistoryRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
+func historyRequestFor(o evaluation.ForecastOptions) metrics.HistoryRequest {
 	return metrics.HistoryRequest{Range: o.HistoryRange(), Step: o.HistoryStep()}
 }
 
@@ -61,7 +61,7 @@ type historyCache struct {
 }
 
 type historyEntry struct {
-	good   *forecast.History
+	good   *forecast.Series
 	goodAt time.Time
 	// fullAt is the last whole read of good.
 	fullAt time.Time
@@ -74,13 +74,13 @@ type historyEntry struct {
 // errHistoryUnread is why a metric of another type has no history.
 var errHistoryUnread = errors.New("the controller reads histories of Pods, Object and External metrics only")
 
-// readHistories fills the History of every reading whose metric has a
+// readHistories fills the Series of every reading whose metric has a
 // forecast, from the cache or the metrics APIs: an External metric's
 // history through external.metrics.k8s.io, an Object metric's (the
 // described object's) and a Pods metric's (the total of the scale target's
 // pods, past pods included, named by workloadOf; podSel is the scale's pod
 // selector) through custom.metrics.k8s.io. A failed read keeps the
-// last good history for HistoryMaxAge; without one, HistoryErr says why and
+// last good history for HistoryMaxAge; without one, SeriesErr says why and
 // the metric decides reactively (a forecast only ever raises the proposal).
 func (c *Controller) readHistories(ctx context.Context, key string, obj *Object, readings []evaluation.Reading, podSel labels.Selector) {
 	for i := range readings {
@@ -88,24 +88,24 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 			continue
 		}
 		r := &readings[i]
-		req := HistoryRequestFor(*obj.Spec.MetricOptions[i].Forecast)
+		req := historyRequestFor(*obj.Spec.MetricOptions[i].Forecast)
 		ns := obj.Namespace
 		switch {
 		case r.Spec.Type == autoscalingv2.ExternalMetricSourceType && r.Spec.External != nil:
 			m := r.Spec.External.Metric
-			r.History, r.HistoryErr = c.history(ctx, key, i, "External", m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+			r.Series, r.SeriesErr = c.history(ctx, key, i, "External", m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 				hr, ok := c.deps.Metrics.(metrics.HistoryReader)
 				if !ok {
-					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
+					return forecast.Series{}, fmt.Errorf("the metrics client %T cannot read histories", c.deps.Metrics)
 				}
 				return hr.ExternalHistory(ctx, ns, m.Name, sel, req)
 			})
 		case r.Spec.Type == autoscalingv2.ObjectMetricSourceType && r.Spec.Object != nil:
 			m, ref := r.Spec.Object.Metric, r.Spec.Object.DescribedObject
-			r.History, r.HistoryErr = c.history(ctx, key, i, "Object\x00"+ref.APIVersion+"\x00"+ref.Kind+"\x00"+ref.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+			r.Series, r.SeriesErr = c.history(ctx, key, i, "Object\x00"+ref.APIVersion+"\x00"+ref.Kind+"\x00"+ref.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 				hr, ok := c.deps.Metrics.(metrics.ObjectHistoryReader)
 				if !ok {
-					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read object histories", c.deps.Metrics)
+					return forecast.Series{}, fmt.Errorf("the metrics client %T cannot read object histories", c.deps.Metrics)
 				}
 				return hr.ObjectHistory(ctx, ns, m.Name, ref, sel, req)
 			})
@@ -113,18 +113,18 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 			m := r.Spec.Pods.Metric
 			w, err := c.workloadPods(obj, podSel)
 			if err != nil {
-				r.HistoryErr = err
+				r.SeriesErr = err
 				continue
 			}
-			r.History, r.HistoryErr = c.history(ctx, key, i, "Pods\x00"+w.Key+"\x00"+w.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+			r.Series, r.SeriesErr = c.history(ctx, key, i, "Pods\x00"+w.Key+"\x00"+w.Name, m, req, func(sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 				hr, ok := c.deps.Metrics.(metrics.PodsHistoryReader)
 				if !ok {
-					return forecast.History{}, fmt.Errorf("the metrics client %T cannot read Pods histories", c.deps.Metrics)
+					return forecast.Series{}, fmt.Errorf("the metrics client %T cannot read Pods histories", c.deps.Metrics)
 				}
 				return hr.PodsHistory(ctx, ns, m.Name, w, podSel, sel, req)
 			})
 		default:
-			r.HistoryErr = errHistoryUnread
+			r.SeriesErr = errHistoryUnread
 		}
 	}
 }
@@ -132,7 +132,7 @@ func (c *Controller) readHistories(ctx context.Context, key string, obj *Object,
 // history is metric i's history from the cache, read again when due with
 // read (whole, or its last minutes: readDue). source names where it is
 // read from (the cache key's part besides the metric).
-func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector, metrics.HistoryRequest) (forecast.History, error)) (*forecast.History, error) {
+func (c *Controller) history(ctx context.Context, key string, i int, source string, m autoscalingv2.MetricIdentifier, req metrics.HistoryRequest, read func(labels.Selector, metrics.HistoryRequest) (forecast.Series, error)) (*forecast.Series, error) {
 	// A metric without a selector reads every series (as its current value
 	// does); LabelSelectorAsSelector would make it a selector of nothing,
 	// which cannot carry the history requirements.
@@ -149,7 +149,7 @@ func (c *Controller) history(ctx context.Context, key string, i int, source stri
 	due := e.triedAt.IsZero() || now.Sub(e.triedAt) >= HistoryRefresh || (e.err != nil && now.Sub(e.triedAt) >= HistoryRetry)
 	if due {
 		e.triedAt, e.err = now, nil
-		if err := c.readDue(e, now, req, func(req metrics.HistoryRequest) (forecast.History, error) { return read(sel, req) }); err != nil {
+		if err := c.readDue(e, now, req, func(req metrics.HistoryRequest) (forecast.Series, error) { return read(sel, req) }); err != nil {
 			e.err = err
 			klog.FromContext(ctx).V(2).Info("Reading a forecast's history failed", "metric", m.Name, "err", err)
 		}
@@ -169,7 +169,7 @@ func (c *Controller) history(ctx context.Context, key string, i int, source stri
 // (and historyOverlap before them) merged into e.good while a whole read
 // is less than HistoryFullRead old, else whole. A partial read that fails
 // or does not join e.good is followed by a whole one.
-func (c *Controller) readDue(e *historyEntry, now time.Time, req metrics.HistoryRequest, read func(metrics.HistoryRequest) (forecast.History, error)) error {
+func (c *Controller) readDue(e *historyEntry, now time.Time, req metrics.HistoryRequest, read func(metrics.HistoryRequest) (forecast.Series, error)) error {
 	if g := e.good; g != nil && g.Step == req.Step && len(g.Values) > 0 && now.Sub(e.fullAt) < HistoryFullRead {
 		end := g.Start.Add(time.Duration(len(g.Values)-1) * g.Step)
 		since := (now.Sub(end) + historyOverlap + req.Step - 1) / req.Step * req.Step

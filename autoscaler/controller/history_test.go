@@ -44,39 +44,39 @@ type historyClient struct {
 	nothing int
 }
 
-func (c *historyClient) ExternalHistory(_ context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+func (c *historyClient) ExternalHistory(_ context.Context, ns, metric string, sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 	return c.read(ns+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
-func (c *historyClient) ObjectHistory(_ context.Context, ns, metric string, ref autoscalingv2.CrossVersionObjectReference, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+func (c *historyClient) ObjectHistory(_ context.Context, ns, metric string, ref autoscalingv2.CrossVersionObjectReference, sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 	return c.read(ns+"/"+ref.Kind+"/"+ref.Name+"/"+metric+"{"+sel.String()+"} "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
-func (c *historyClient) PodsHistory(_ context.Context, ns, metric string, w metrics.WorkloadPods, podSel, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+func (c *historyClient) PodsHistory(_ context.Context, ns, metric string, w metrics.WorkloadPods, podSel, sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 	if _, err := metrics.PodsHistorySelector(sel, w, req); err != nil {
 		c.mu.Lock()
 		c.nothing++
 		c.mu.Unlock()
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	return c.read(ns+"/pods{"+podSel.String()+"}/"+metric+"{"+sel.String()+"} "+w.Key+"="+w.Name+" "+req.Range.String()+" "+req.Step.String(), sel, req)
 }
 
-func (c *historyClient) read(what string, sel labels.Selector, req metrics.HistoryRequest) (forecast.History, error) {
+func (c *historyClient) read(what string, sel labels.Selector, req metrics.HistoryRequest) (forecast.Series, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads = append(c.reads, what)
 	if _, err := metrics.HistorySelector(sel, req); err != nil {
 		// What the real client refuses (e.g. labels.Nothing()).
 		c.nothing++
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	if c.err != nil {
-		return forecast.History{}, c.err
+		return forecast.Series{}, c.err
 	}
 	// On the step's grid, as a subquery's evaluation times are.
 	n := int(req.Range/req.Step) + 1
-	h := forecast.History{Start: c.clock().Add(-req.Range).Truncate(req.Step), Step: req.Step, Values: make([]float64, n)}
+	h := forecast.Series{Start: c.clock().Add(-req.Range).Truncate(req.Step), Step: req.Step, Values: make([]float64, n)}
 	for i := range h.Values {
 		h.Values[i] = c.value
 		if c.valueAt != nil {
@@ -124,7 +124,7 @@ func forecastFixtureMode(t *testing.T, metric autoscalingv2.MetricSpec, mode v1a
 	if err := informer.Informer().GetIndexer().Add(a); err != nil {
 		t.Fatal(err)
 	}
-	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 	return f, hc, client
 }
 
@@ -212,7 +212,7 @@ func TestForecastHistoryRefreshReadsTheMinutesSince(t *testing.T) {
 	if len(f.ctrl.histories.entries) != 1 {
 		t.Fatalf("%d cached histories, want 1", len(f.ctrl.histories.entries))
 	}
-	var got *forecast.History
+	var got *forecast.Series
 	for _, e := range f.ctrl.histories.entries {
 		got = e.good
 	}
@@ -357,7 +357,7 @@ func TestForecastObjectMetricGetsItsHistory(t *testing.T) {
 // at most five weeks, step at least 30 s, at most 11,000 points).
 func TestHistoryRequestForBounds(t *testing.T) {
 	for _, o := range []evaluation.ForecastOptions{{Season: forecast.Daily}, {Season: forecast.Weekly}} {
-		req := HistoryRequestFor(o)
+		req := historyRequestFor(o)
 		if _, err := metrics.HistorySelector(labels.Everything(), req); err != nil {
 			t.Errorf("%v season: %v", o.Season, err)
 		}

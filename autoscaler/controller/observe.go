@@ -210,7 +210,7 @@ func objectNames(keys []string) []string {
 	for i, k := range keys {
 		kind, rest, _ := strings.Cut(k, "/")
 		out[i] = k
-		if kind == hpaKind {
+		if kind == hpaKindName {
 			out[i] = rest
 		}
 	}

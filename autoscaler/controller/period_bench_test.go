@@ -95,7 +95,7 @@ func runMixedPeriods(b *testing.B, n int, periods [3]int32, dedup time.Duration)
 	if dedup > 0 {
 		f.deps = func(d *Deps) { d.Metrics = metrics.NewDeduplicated(f.metrics, dedup, f.clock) }
 	}
-	c := f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	c := f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 	// Every autoscaler is due once within the first second (as after a
 	// start), then after its own delay.
 	due := make(dueHeap, n)

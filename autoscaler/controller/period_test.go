@@ -44,7 +44,7 @@ func autoscalerFixture(t *testing.T, edit func(*v1alpha1.Autoscaler), names ...s
 			t.Fatal(err)
 		}
 	}
-	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 	return f
 }
 

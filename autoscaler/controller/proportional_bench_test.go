@@ -63,7 +63,7 @@ func newProportionalScale(b *testing.B, nodes, n, selectors int) *proportionalSc
 		s.keys = append(s.keys, "Autoscaler/ns/"+name)
 	}
 	f.deps = func(d *Deps) { d.Cluster = seededCluster(f, nodeInformer) }
-	f.build(NewAutoscalerBackend(s.informer, s.client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(s.informer, s.client.AutoscalingV1alpha1()))
 	for _, k := range s.keys {
 		s.sync(b, k)
 	}

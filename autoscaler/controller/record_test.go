@@ -30,7 +30,7 @@ func steadyWeb(f *fixture, identity string) *autoscalingv2.HorizontalPodAutoscal
 	return newHPA("web", "web", 1, 10, podsMetric("qps", "10"))
 }
 
-// The drop-in backend's record annotation names the replica that evaluated;
+// The drop-in kind's record annotation names the replica that evaluated;
 // a replica rewrites a record another one wrote once, then only when the
 // outcome changes.
 func TestHPARecordEvaluatedBy(t *testing.T) {
@@ -118,7 +118,7 @@ func TestAutoscalerRecordEvaluatedBy(t *testing.T) {
 		if err := informer.Informer().GetIndexer().Add(a); err != nil {
 			t.Fatal(err)
 		}
-		f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+		f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 		for i, want := range step.writes {
 			client.ClearActions()
 			f.clock.Step(f.cfg.SyncPeriod)
@@ -148,7 +148,7 @@ func TestAutoscalerRecordEvaluatedBy(t *testing.T) {
 func TestIdentityTooLong(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Identity = strings.Repeat("x", v1alpha1.MaxEvaluatedBy+1)
-	_, err := New(f.cfg, Deps{Pods: f.factory.Core().V1().Pods().Informer(), Recorder: f.recorder}, f.hpaBackend())
+	_, err := New(f.cfg, Deps{Pods: f.factory.Core().V1().Pods().Informer(), Recorder: f.recorder}, f.hpaKind())
 	if err == nil || !strings.Contains(err.Error(), "Identity") {
 		t.Fatalf("New with a %d-byte identity: %v, want an error naming Identity", len(f.cfg.Identity), err)
 	}

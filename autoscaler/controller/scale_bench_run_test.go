@@ -162,7 +162,7 @@ func scaleFixture(b *testing.B, c scaleCase) (*kubefake.Clientset, *benchScales,
 		hpa := newHPA(name, name, 1, 10, specs...)
 		objs = append(objs, hpa)
 		hpas = append(hpas, hpa)
-		keys = append(keys, queueKey(hpaKind, "ns", name))
+		keys = append(keys, queueKey(hpaKindName, "ns", name))
 	}
 	kube := kubefake.NewClientset(objs...)
 
@@ -186,7 +186,7 @@ func scaleFixture(b *testing.B, c scaleCase) (*kubefake.Clientset, *benchScales,
 		Scales: scales, Mapper: benchMapper(), Metrics: fm,
 		Pods:     factory.Core().V1().Pods().Informer(),
 		Recorder: &record.FakeRecorder{}, Clock: clock.RealClock{},
-	}, NewHPABackend(factory.Autoscaling().V2().HorizontalPodAutoscalers(), kube.AutoscalingV2()))
+	}, NewHPAKind(factory.Autoscaling().V2().HorizontalPodAutoscalers(), kube.AutoscalingV2()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func runScale(b *testing.B, c scaleCase, duration, delay time.Duration) scaleRes
 		Pods:        factory.Core().V1().Pods().Informer(),
 		Recorder:    &record.FakeRecorder{},
 		SelfMetrics: self,
-	}, NewHPABackend(factory.Autoscaling().V2().HorizontalPodAutoscalers(), kube.AutoscalingV2()))
+	}, NewHPAKind(factory.Autoscaling().V2().HorizontalPodAutoscalers(), kube.AutoscalingV2()))
 	if err != nil {
 		b.Fatal(err)
 	}

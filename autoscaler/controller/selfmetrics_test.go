@@ -46,7 +46,7 @@ func TestForecastSelfMetrics(t *testing.T) {
 	}
 
 	// The spec drops the forecast: its series go.
-	indexer := f.ctrl.backends["Autoscaler"].Informer().GetIndexer()
+	indexer := f.ctrl.kinds["Autoscaler"].Informer().GetIndexer()
 	obj, _, err := indexer.GetByKey("ns/web")
 	if err != nil || obj == nil {
 		t.Fatalf("autoscaler not in the informer: %v", err)

@@ -29,13 +29,13 @@ func (c *Controller) sync(ctx context.Context, key string) (deleted bool, err er
 	if err != nil {
 		return true, err
 	}
-	b, ok := c.backends[kind]
+	k, ok := c.kinds[kind]
 	if !ok {
-		return true, fmt.Errorf("no backend for kind %q", kind)
+		return true, fmt.Errorf("no kind %q", kind)
 	}
 	logger := klog.FromContext(ctx).WithValues("kind", kind, "autoscaler", klog.KRef(namespace, name))
 	ctx = klog.NewContext(ctx, logger)
-	obj, err := b.Get(namespace, name)
+	obj, err := k.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		c.forget(key)
 		logger.V(2).Info("Autoscaler has been deleted, dropped its state")
@@ -49,14 +49,14 @@ func (c *Controller) sync(ctx context.Context, key string) (deleted bool, err er
 	}
 	c.tracker.register(key)
 	start := c.deps.Clock.Now()
-	err = c.evaluate(ctx, key, b, obj)
+	err = c.evaluate(ctx, key, k, obj)
 	c.deps.SelfMetrics.observeReconcile(kind, c.deps.Clock.Since(start), err)
 	return false, err
 }
 
 // forget drops everything the controller remembers about key.
 func (c *Controller) forget(key string) {
-	c.state.delete(key)
+	c.memory.delete(key)
 	c.writes.forget(key)
 	c.tracker.remove(key)
 	c.due.forget(key)
@@ -78,12 +78,12 @@ func (c *Controller) forget(key string) {
 // decision record), and writes /scale through act when it decided to;
 // persist records the events and writes the status, record and scale
 // events once.
-func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *Object) error {
-	hist, fresh := c.state.get(key)
+func (c *Controller) evaluate(ctx context.Context, key string, k Kind, obj *Object) error {
+	mem, fresh := c.memory.get(key)
 	in := evaluation.Input{
 		Spec: obj.Spec, Settings: c.settings(), Namespace: obj.Namespace, Target: targetName(obj),
 		Generation: obj.Generation, Status: obj.Status, ProportionalStatus: obj.ProportionalStatus,
-		ScaleEvents: obj.ScaleEvents, Now: c.deps.Clock.Now(), History: hist,
+		ScaleEvents: obj.ScaleEvents, Now: c.deps.Clock.Now(), Memory: mem,
 	}
 	for _, w := range obj.Warnings {
 		in.Warnings = append(in.Warnings, evaluation.Event{Type: corev1.EventTypeWarning, Reason: "InvalidAnnotation", Message: w})
@@ -100,7 +100,7 @@ func (c *Controller) evaluate(ctx context.Context, key string, b Backend, obj *O
 	} else {
 		c.periods.set(key, obj.Spec.Period(c.cfg.SyncPeriod))
 	}
-	return c.persist(ctx, key, b, obj, &res)
+	return c.persist(ctx, key, k, obj, &res)
 }
 
 // settings are the controller-wide settings an evaluation reads.
@@ -122,7 +122,7 @@ func targetName(obj *Object) string {
 // (or a restarted one) goes on counting them: without them a failover right
 // after a step would let the behavior's policies allow a second full step
 // within their period. An invalid value is reported and ignored. (The
-// stabilization windows' recommendations are not stored: a fresh history
+// stabilization windows' recommendations are not stored: a fresh Memory
 // starts at the current replica count, as upstream after a restart.)
 func restoreScaleEvents(in *evaluation.Input, where string) {
 	events, err := behavior.DecodeEvents(in.ScaleEvents, in.Now)
@@ -131,7 +131,7 @@ func restoreScaleEvents(in *evaluation.Input, where string) {
 			Message: fmt.Sprintf("%s ignored: %v", where, err)})
 		return
 	}
-	in.History.Events = events
+	in.Memory.Events = events
 }
 
 // act is the write of an evaluation of obj (evaluation.WriteScale): it
@@ -163,11 +163,11 @@ func (c *Controller) act(ctx context.Context, obj *Object, ts *targetScale) eval
 	}
 }
 
-// persist records the result's events, has the backend store what changed
+// persist records the result's events, has the object's kind store what changed
 // (status, decision record, scale events) and counts the outcome. It returns
 // the evaluation's error, else the store's, else that of the metrics that
 // failed without stopping the decision (upstream reports it after acting).
-func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Object, res *evaluation.Result) error {
+func (c *Controller) persist(ctx context.Context, key string, k Kind, obj *Object, res *evaluation.Result) error {
 	m := c.deps.SelfMetrics
 	for _, r := range res.Metrics {
 		if r.Reading.FetchErr != nil {
@@ -192,7 +192,7 @@ func (c *Controller) persist(ctx context.Context, key string, b Backend, obj *Ob
 		BuildRecord: c.buildRecord(res),
 	}
 	obj.Status, obj.ProportionalStatus, obj.ScaleEvents = res.Status, res.ProportionalStatus, res.ScaleEvents
-	stored, err := b.Store(ctx, obj, change)
+	stored, err := k.Store(ctx, obj, change)
 	for _, w := range stored {
 		c.writes.wrote(key, w.ResourceVersion)
 		m.apiWrite(w.What)
@@ -267,44 +267,44 @@ func (c *Controller) getScale(ctx context.Context, obj *Object) (*targetScale, *
 	return nil, &scaleError{"failed to query scale subresource for " + targetName(obj), first}
 }
 
-// What the controller remembers per key: the history an autoscaler carries
-// between evaluations (stateStore), the resource version of its last write
+// What the controller remembers per key: the evaluation.Memory an autoscaler
+// carries between evaluations (memoryStore), the resource version of its last write
 // (writeTracker) and when it is due again (periods).
 
-// stateStore maps queue keys to histories. A history is used by one
+// memoryStore maps queue keys to memories. A Memory is used by one
 // reconcile at a time (the queue never hands a key to two workers), so its
 // fields need no lock.
-type stateStore struct {
+type memoryStore struct {
 	mu sync.Mutex
-	m  map[string]*evaluation.History
+	m  map[string]*evaluation.Memory
 }
 
-func newStateStore() *stateStore {
-	return &stateStore{m: map[string]*evaluation.History{}}
+func newMemoryStore() *memoryStore {
+	return &memoryStore{m: map[string]*evaluation.Memory{}}
 }
 
-// get returns the history of key, creating an empty one; fresh is true when
+// get returns the Memory of key, creating an empty one; fresh is true when
 // it did (the first evaluation of key by this process).
-func (s *stateStore) get(key string) (h *evaluation.History, fresh bool) {
+func (s *memoryStore) get(key string) (h *evaluation.Memory, fresh bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.m[key]
 	if !ok {
-		h = &evaluation.History{}
+		h = &evaluation.Memory{}
 		s.m[key] = h
 	}
 	return h, !ok
 }
 
-// peek returns the history of key without creating it.
-func (s *stateStore) peek(key string) (*evaluation.History, bool) {
+// peek returns the Memory of key without creating it.
+func (s *memoryStore) peek(key string) (*evaluation.Memory, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.m[key]
 	return h, ok
 }
 
-func (s *stateStore) delete(key string) {
+func (s *memoryStore) delete(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)

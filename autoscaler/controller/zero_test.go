@@ -32,7 +32,7 @@ func newAutoscalerLoop(f *fixture, a *v1alpha1.Autoscaler) *autoscalerLoop {
 	if err := informer.Informer().GetIndexer().Add(a); err != nil {
 		f.t.Fatal(err)
 	}
-	f.build(NewAutoscalerBackend(informer, client.AutoscalingV1alpha1()))
+	f.build(NewAutoscalerKind(informer, client.AutoscalingV1alpha1()))
 	return &autoscalerLoop{f: f, client: client, informer: informer, obj: a}
 }
 

@@ -99,7 +99,7 @@ type Decision struct {
 	// Aggregate is set when metrics were combined.
 	Aggregate *Aggregate
 	// Outcome is set when the count was normalized; its Recommendations are
-	// the history to store.
+	// the Memory's to keep.
 	Outcome *behavior.Outcome
 	// Failed is true when the metrics allow no decision: do not scale, keep
 	// the previous status.desiredReplicas, report Err.

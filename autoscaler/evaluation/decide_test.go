@@ -148,7 +148,8 @@ func TestDecideFromResourceUtilization(t *testing.T) {
 	}
 	spec := cpuUtilization(30)
 	r, err := replicas.ResourceUtilization(replicas.UtilizationInput{CurrentReplicas: 3, TargetUtilization: 30, Resource: corev1.ResourceCPU,
-		Tolerances: replicas.UniformTolerances(replicas.DefaultTolerance), Pods: pods, Samples: samples, Timing: replicas.DefaultPodTiming(decideNow())})
+		Tolerances: replicas.UniformTolerances(replicas.DefaultTolerance), Pods: pods, Samples: samples, Timing: replicas.PodTiming{
+			CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod, InitialReadinessDelay: replicas.DefaultInitialReadinessDelay, Now: decideNow()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package evaluation is the whole step of one evaluation of an autoscaler:
 // an observation in (Input: the spec, the status, the target's scale, its
 // pods, every metric's reading, the cluster's size for ClusterProportional
-// metrics, the history carried from the last evaluation and the clock), a
+// metrics, the Memory carried from the last evaluation and the clock), a
 // result out (Result: every metric's proposal, upstream's decision, the
 // extensions' changes, whether the scale was written, the conditions, the
 // events, the new status and the decision record). The controller
@@ -26,10 +26,10 @@
 //     then decides alone); scaling to and from zero by the metrics'
 //     activation thresholds.
 //  4. Forecast (forecast.go): a metric with a forecast (an Autoscaler's
-//     spec.metrics[].forecast) forecasts its value from Reading.History
+//     spec.metrics[].forecast) forecasts its value from Reading.Series
 //     (package forecast) and raises a proposal the metrics allow to the
 //     replicas it asks for — in mode Auto only while the forecast's backtest
-//     (forecast.BacktestOf, kept in History.Backtests for BacktestRefresh)
+//     (forecast.BacktestOf, kept in Memory.Backtests for BacktestRefresh)
 //     shows it paid off; condition Forecasting says why not.
 //  5. Schedule (schedule.go): the schedules' floor (ActiveFloor, a function
 //     of the spec and the clock) raises the proposal, also when the metrics
@@ -48,7 +48,7 @@
 //     WriteScale the caller passes (the controller's /scale write, the
 //     replay's simulated workload), then the conditions and event upstream
 //     sets after a rescale and the scale event the behavior policies count
-//     (input.go: History, what an autoscaler carries to its next
+//     (input.go: Memory, what an autoscaler carries to its next
 //     evaluation).
 //
 // Upstream's stages always run. An extension's stage runs only when the spec
@@ -60,7 +60,8 @@
 // stores the record only when its outcome changes — and its JSON). The
 // record's time is Input.ReadAt, when the observation completed, so no
 // sample it shows is newer than the decision; Input.Now, when the
-// evaluation started, seeds the history as upstream's reconcile does.
+// evaluation started, seeds the Memory's recommendations as upstream's
+// reconcile does.
 //
 // The spec's view: FromAutoscaler for an Autoscaler, FromHPA for a drop-in
 // HorizontalPodAutoscaler and its annotations (input.go), shared by the
@@ -68,5 +69,5 @@
 //
 // Everything here is pure — values in, values out, time passed in, no I/O:
 // the write is the caller's function, called at most once; only
-// Input.History is updated in place.
+// Input.Memory is updated in place.
 package evaluation

@@ -125,7 +125,7 @@ func boundsOf(in *Input) Bounds {
 // proposal and their maximum, the extensions that change the proposal, the
 // behavior, the holds on the write, the write through write — then sets
 // the status and the decision record; a scale that could not be read
-// (Input.ScaleErr) is reported and no stage runs. It updates in.History.
+// (Input.ScaleErr) is reported and no stage runs. It updates in.Memory.
 // Evaluate does no I/O of its own: write is the only call out, and a nil
 // write decides without writing (Write reports the decision; Scaled stays
 // false).
@@ -150,7 +150,7 @@ func Evaluate(in Input, write WriteScale) Result {
 		return r
 	}
 	r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale"), in.Now)
-	h := in.History
+	h := in.Memory
 	h.Seed(in.Scale.SpecReplicas, in.Now)
 	r.bounds = boundsOf(&r.in)
 	r.request = behavior.Request{
@@ -187,28 +187,28 @@ func (r *Result) writeScale(p proposal) (proposal, []v1alpha1.DecisionStep) {
 	r.set(condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededRescale",
 		fmt.Sprintf("the HPA controller was able to update the target scale to %d", r.Desired)), at)
 	r.Events = append(r.Events, Event{corev1.EventTypeNormal, "SuccessfulRescale", fmt.Sprintf("New size: %d; reason: %s", r.Desired, d.RescaleReason)})
-	in.History.Rescaled(in.Spec.HPA.Behavior, current, r.Desired, at)
+	in.Memory.Rescaled(in.Spec.HPA.Behavior, current, r.Desired, at)
 	r.set(scaledToZeroCondition(current, r.Desired, MinReplicas(&in.Spec.HPA), hasObjectOrExternal(in.Spec.HPA.Metrics)), at)
 	r.Scaled = true
-	value := behavior.EncodeEvents(in.Spec.HPA.Behavior, in.History.Events, at)
+	value := behavior.EncodeEvents(in.Spec.HPA.Behavior, in.Memory.Events, at)
 	if value != in.ScaleEvents {
 		r.ScaleEvents, r.ScaleEventsChanged = value, true
 	}
 	return p, nil
 }
 
-// finish follows the stages: what the evaluation leaves in the history, the
+// finish follows the stages: what the evaluation leaves in the Memory, the
 // status (as of the write, when there was one), the ClusterProportional
 // status and the record's outline.
 func (r *Result) finish() {
 	in, d := &r.in, r.Decision
-	state := in.History.Extensions
+	state := in.Memory.Extensions
 	if d.Aggregate != nil {
 		// The proposal stages ran: what fallback and activation track now
 		// (nothing when the spec sets neither).
 		state = r.ext.State
 	}
-	in.History.Keep(d, state)
+	in.Memory.Keep(d, state)
 	r.FallbackActive = r.ext.FallbackActive
 	at := in.Now
 	if !r.writtenAt.IsZero() {

@@ -28,13 +28,13 @@ func external(value int64) Reading {
 	}
 }
 
-func input(h *History, current int32, readings ...Reading) Input {
+func input(h *Memory, current int32, readings ...Reading) Input {
 	minR := int32(1)
 	in := Input{
 		Spec:     Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: 20}},
 		Settings: DefaultSettings(), Namespace: "ns", Target: "Deployment/ns/web",
 		Scale:    Scale{SpecReplicas: current, StatusReplicas: current},
-		Readings: readings, Now: start, History: h,
+		Readings: readings, Now: start, Memory: h,
 	}
 	for _, rd := range readings {
 		in.Spec.HPA.Metrics = append(in.Spec.HPA.Metrics, rd.Spec)
@@ -61,7 +61,7 @@ func written(at time.Time, err error) WriteScale {
 // event and the status of a rescale. A Scratch changes nothing but where
 // the buffers come from.
 func TestEvaluateAndWritten(t *testing.T) {
-	var h History
+	var h Memory
 	in := input(&h, 2, external(60_000))
 	in.Spec.HPA.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
 	var wrote []int32
@@ -114,7 +114,7 @@ func TestEvaluateAndWritten(t *testing.T) {
 // A failed write keeps the desired replicas and reports upstream's event and
 // condition.
 func TestWrittenFailed(t *testing.T) {
-	var h History
+	var h Memory
 	res := Evaluate(input(&h, 2, external(60_000)), written(start, errors.New("conflict")))
 	if res.Scaled || res.Err == nil || res.Status.DesiredReplicas != 0 || len(h.Events.Up) != 0 {
 		t.Errorf("scaled %v err %v status %+v", res.Scaled, res.Err, res.Status)
@@ -129,7 +129,7 @@ func TestWrittenFailed(t *testing.T) {
 
 // A failed observation decides nothing and keeps the extensions' state.
 func TestInputsError(t *testing.T) {
-	h := History{Extensions: ExtensionState{IdleSince: start}}
+	h := Memory{Extensions: ExtensionState{IdleSince: start}}
 	in := input(&h, 3, external(1))
 	in.InputsErr = &SelectorError{EventReason: "SelectorRequired", Message: "selector is required",
 		ConditionReason: "InvalidSelector", ConditionMessage: "the HPA target's scale is missing a selector"}
@@ -147,7 +147,7 @@ func TestInputsError(t *testing.T) {
 
 // A scale that could not be read is reported and nothing else is decided.
 func TestScaleError(t *testing.T) {
-	var h History
+	var h Memory
 	in := input(&h, 0)
 	in.ScaleErr, in.ScaleCause = errors.New("failed to query scale subresource: gone"), errors.New("gone")
 	if ReadsMetrics(&in) {
@@ -180,7 +180,7 @@ func TestMissingAsZero(t *testing.T) {
 		{"no option", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			in := input(&h, 2, empty(tc.isEmpty))
 			in.Spec.MetricOptions = []MetricOptions{{MissingAsZero: tc.zero}}
 			res := Evaluate(in, nil)
@@ -201,7 +201,7 @@ func TestMissingAsZero(t *testing.T) {
 // ClusterProportional metrics propose from the cluster's size, after the
 // HPA metrics, and keep their status.
 func TestProportional(t *testing.T) {
-	var h History
+	var h Memory
 	in := input(&h, 1)
 	in.Spec.Proportional = []ProportionalSource{{Index: 0, Source: v1alpha1.ClusterProportionalSource{
 		Linear: &v1alpha1.LinearParams{NodesPerReplica: 2, Min: 1, Max: 100},
@@ -253,7 +253,7 @@ func TestFromAutoscaler(t *testing.T) {
 // sample read during the observation is never newer than the decision;
 // without ReadAt it is Now.
 func TestRecordTimeIsReadAt(t *testing.T) {
-	var h History
+	var h Memory
 	rd := external(60_000)
 	rd.Timestamp = start.Add(2 * time.Second) // read after the evaluation started
 	in := input(&h, 2, rd)
@@ -266,7 +266,7 @@ func TestRecordTimeIsReadAt(t *testing.T) {
 	if len(rec.Metrics) != 1 || rec.Metrics[0].Timestamp == nil || rec.Time.Before(rec.Metrics[0].Timestamp) {
 		t.Errorf("record metrics %+v at %v: want one sample not newer than the decision", rec.Metrics, rec.Time)
 	}
-	var h2 History
+	var h2 Memory
 	in = input(&h2, 2, external(60_000))
 	if res := Evaluate(in, nil); !res.Record().Time.Time.Equal(start) {
 		t.Errorf("without ReadAt the record time is %v, want Now %v", res.Record().Time.Time, start)

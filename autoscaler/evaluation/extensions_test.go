@@ -208,7 +208,7 @@ func TestActivationFailedMetricBlocksScaleDown(t *testing.T) {
 		t.Errorf("unusable proposal at 6 replicas: override %+v, want none (upstream holds)", got)
 	}
 	// Through the stages: the failed metric fails the decision.
-	var h History
+	var h Memory
 	rd := external(0)
 	rd.Values, rd.FetchErr = nil, errors.New("unable to fetch metrics")
 	ev := input(&h, 6, rd)

@@ -315,7 +315,7 @@ func milliText(v int64) string {
 func proposalInputOf(in *Input) proposalInput {
 	p := proposalInput{
 		Spec: in.Spec.Extensions, Now: in.ReadAt, CurrentReplicas: in.Scale.SpecReplicas,
-		MinReplicas: MinReplicas(&in.Spec.HPA), State: in.History.Extensions,
+		MinReplicas: MinReplicas(&in.Spec.HPA), State: in.Memory.Extensions,
 	}
 	for i, o := range in.Spec.MetricOptions {
 		if o.Activation == nil {

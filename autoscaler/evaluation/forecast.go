@@ -142,7 +142,7 @@ const (
 )
 
 // forecasts computes the forecast of every metric that has one, and its
-// backtest (kept in the history for BacktestRefresh).
+// backtest (kept in the Memory for BacktestRefresh).
 func (r *Result) forecasts() []forecastOutcome {
 	in := &r.in
 	var out []forecastOutcome
@@ -159,13 +159,13 @@ func (r *Result) forecasts() []forecastOutcome {
 		case err != nil:
 		case !forecastable(rd.Spec.Type):
 			err = fmt.Errorf("applies to Pods, Object and External metrics only, not %s", rd.Spec.Type)
-		case rd.History == nil && rd.HistoryErr != nil:
-			err = rd.HistoryErr
-		case rd.History == nil:
+		case rd.Series == nil && rd.SeriesErr != nil:
+			err = rd.SeriesErr
+		case rd.Series == nil:
 			err = ErrNoHistory
 		}
 		if err == nil {
-			fo.Forecast = forecast.Of(*rd.History, forecast.Request{Now: in.Now, Lead: o.Forecast.Lead,
+			fo.Forecast = forecast.Of(*rd.Series, forecast.Request{Now: in.Now, Lead: o.Forecast.Lead,
 				Season: o.Forecast.Season, Method: o.Forecast.Method, Latest: latestOf(rd, in.Now, in.Pods)})
 			if !fo.Forecast.OK {
 				err = errors.New(fo.Forecast.Message)
@@ -200,7 +200,7 @@ func (r *Result) forecasts() []forecastOutcome {
 	return out
 }
 
-// BacktestMemo is a forecast's last backtest, kept in the History for
+// BacktestMemo is a forecast's last backtest, kept in the Memory for
 // BacktestRefresh: Key is what it was computed for (its request without
 // the time), At when.
 type BacktestMemo struct {
@@ -209,7 +209,7 @@ type BacktestMemo struct {
 	Result forecast.Backtest
 }
 
-// backtest is metric i's backtest from the history's memo when it is
+// backtest is metric i's backtest from the Memory's memo when it is
 // younger than BacktestRefresh and for the same forecast and target, else
 // computed now over o.BacktestSpan() and kept.
 func (r *Result) backtest(i int, kind MetricKind, rd Reading, o ForecastOptions) forecast.Backtest {
@@ -221,11 +221,11 @@ func (r *Result) backtest(i int, kind MetricKind, rd Reading, o ForecastOptions)
 	}
 	key := req
 	key.Now = time.Time{} // the request but its time
-	h := in.History
+	h := in.Memory
 	if m, ok := h.Backtests[i]; ok && m.Key == key && !in.Now.Before(m.At) && in.Now.Sub(m.At) < BacktestRefresh {
 		return m.Result
 	}
-	b := forecast.BacktestOf(*rd.History, req)
+	b := forecast.BacktestOf(*rd.Series, req)
 	if h.Backtests == nil {
 		h.Backtests = map[int]BacktestMemo{}
 	}

@@ -15,7 +15,7 @@ func TestResultForecasts(t *testing.T) {
 	f := &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}, Method: "SeasonalMax"}
 	for _, c := range []struct {
 		name string
-		hist *forecast.History
+		hist *forecast.Series
 		want []ForecastFigure
 	}{
 		// The backtest of the 2 days after the first: the floor removes
@@ -25,7 +25,7 @@ func TestResultForecasts(t *testing.T) {
 		{"less than a season", dailyPeak(0, 20, 50), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist), nil)
 			got := res.Forecasts()
 			if len(got) != len(c.want) {
@@ -38,7 +38,7 @@ func TestResultForecasts(t *testing.T) {
 			}
 		})
 	}
-	var h History
+	var h Memory
 	res := Evaluate(input(&h, 2, external(20_000)), nil)
 	if got := res.Forecasts(); got != nil {
 		t.Errorf("forecasts %+v without a forecast in the spec", got)

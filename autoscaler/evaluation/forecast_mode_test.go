@@ -15,8 +15,8 @@ import (
 
 // flat is a history at value for days days up to start: the reactive path
 // is never short on it, so no floor pays off.
-func flat(days int, value float64) *forecast.History {
-	h := &forecast.History{Start: start.Add(-time.Duration(days) * forecast.Daily), Step: time.Minute}
+func flat(days int, value float64) *forecast.Series {
+	h := &forecast.Series{Start: start.Add(-time.Duration(days) * forecast.Daily), Step: time.Minute}
 	for at := h.Start; !at.After(start); at = at.Add(time.Minute) {
 		h.Values = append(h.Values, value)
 	}
@@ -32,7 +32,7 @@ func TestForecastModes(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		mode     v1alpha1.ForecastMode
-		hist     *forecast.History
+		hist     *forecast.Series
 		desired  int32
 		status   corev1.ConditionStatus
 		reason   string
@@ -50,7 +50,7 @@ func TestForecastModes(t *testing.T) {
 			[]string{"not applied (mode ReportOnly); backtest over 48h0m0s: short 0.00×"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			f := &v1alpha1.MetricForecast{Lead: lead, Mode: c.mode}
 			res := Evaluate(forecastInput(&h, 2, 20_000, f, c.hist), nil)
 			if res.Desired != c.desired {
@@ -76,7 +76,7 @@ func TestForecastModes(t *testing.T) {
 // The backtest is kept in the history for BacktestRefresh and computed
 // again after it, or at once when the forecast's settings change.
 func TestForecastBacktestMemo(t *testing.T) {
-	var h History
+	var h Memory
 	f := &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}}
 	in := forecastInput(&h, 2, 20_000, f, dailyPeak(3, 20, 50))
 	Evaluate(in, nil)
@@ -121,7 +121,7 @@ func BenchmarkEvaluateForecast(b *testing.B) {
 			name = "memo"
 		}
 		b.Run(name, func(b *testing.B) {
-			var h History
+			var h Memory
 			Evaluate(forecastInput(&h, 2, 20_000, f, hist), nil)
 			b.ReportAllocs()
 			for b.Loop() {

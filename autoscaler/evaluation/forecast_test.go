@@ -18,8 +18,8 @@ import (
 
 // dailyPeak is days of one-minute history before start: base, and peak for
 // the 10 minutes from 2 minutes after the time of day of start.
-func dailyPeak(days int, base, peak float64) *forecast.History {
-	h := &forecast.History{Start: start.Add(-time.Duration(days) * forecast.Daily), Step: time.Minute}
+func dailyPeak(days int, base, peak float64) *forecast.Series {
+	h := &forecast.Series{Start: start.Add(-time.Duration(days) * forecast.Daily), Step: time.Minute}
 	for at := h.Start; !at.After(start); at = at.Add(time.Minute) {
 		v := base
 		if tod := at.Sub(start) % forecast.Daily; tod < 0 && tod+forecast.Daily >= 2*time.Minute && tod+forecast.Daily < 12*time.Minute ||
@@ -34,9 +34,9 @@ func dailyPeak(days int, base, peak float64) *forecast.History {
 // forecastInput is an External metric at 10 per replica with a forecast
 // (spec set as an Autoscaler's, through FromAutoscaler), value now, and
 // its history.
-func forecastInput(h *History, current int32, value int64, f *v1alpha1.MetricForecast, hist *forecast.History) Input {
+func forecastInput(h *Memory, current int32, value int64, f *v1alpha1.MetricForecast, hist *forecast.Series) Input {
 	rd := external(value)
-	rd.History = hist
+	rd.Series = hist
 	in := input(h, current, rd)
 	spec := v1alpha1.AutoscalerSpec{MinReplicas: in.Spec.HPA.MinReplicas, MaxReplicas: 20,
 		Metrics: []v1alpha1.MetricSpec{{MetricSpec: rd.Spec, Forecast: f}}}
@@ -60,7 +60,7 @@ func TestForecastFloor(t *testing.T) {
 		name    string
 		current int32
 		value   int64 // milli-messages now
-		hist    *forecast.History
+		hist    *forecast.Series
 		failed  bool // the metric's read fails
 		desired int32
 		write   bool
@@ -86,7 +86,7 @@ func TestForecastFloor(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			in := forecastInput(&h, c.current, c.value, &v1alpha1.MetricForecast{Lead: lead, Method: "SeasonalMax"}, c.hist)
 			if c.failed {
 				in.Readings[0].FetchErr, in.Readings[0].Values = errors.New("prometheus is down"), nil
@@ -116,7 +116,7 @@ func TestForecastFloor(t *testing.T) {
 // The raise is paced by the behaviors like any proposal and named as the
 // rescale reason.
 func TestForecastFloorThroughBehaviors(t *testing.T) {
-	var h History
+	var h Memory
 	in := forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}, Method: "SeasonalMax"}, dailyPeak(3, 20, 90))
 	res := Evaluate(in, nil)
 	if res.Desired != 4 || !strings.HasPrefix(res.Decision.RescaleReason, "forecast of queue: 90") {
@@ -171,7 +171,7 @@ func TestForecastReplicas(t *testing.T) {
 
 // A forecast on a Resource metric is refused by name and never raises.
 func TestForecastOnResourceMetric(t *testing.T) {
-	var h History
+	var h Memory
 	in := forecastInput(&h, 2, 20_000, &v1alpha1.MetricForecast{}, dailyPeak(3, 20, 90))
 	in.Readings[0].Spec = autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
 		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewMilliQuantity(100, resource.DecimalSI)}}}
@@ -204,7 +204,7 @@ func TestForecastLevelReadsTheCurrentValue(t *testing.T) {
 		{"read 2 minutes before now", []int64{40_000}, start.Add(-2 * time.Minute), 25},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			in := forecastInput(&h, 2, 0, &v1alpha1.MetricForecast{Method: "LevelCorrected"}, stale)
 			in.Readings[0].Values, in.Readings[0].Timestamp = c.values, c.at
 			res := Evaluate(in, nil)

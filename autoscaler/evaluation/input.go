@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -54,16 +53,16 @@ type Input struct {
 	// Proportional has one entry per Spec.Proportional entry when
 	// ReadsMetrics.
 	Proportional []ProportionalReading
-	// Now is when the evaluation started (the history is seeded then, as
+	// Now is when the evaluation started (the Memory is seeded then, as
 	// upstream's reconcile does; conditions change then). ReadAt is when the
 	// observation completed (zero: Now): the decision's time, that of its
 	// record, so that no sample read is newer than the decision; upstream
 	// reads the clock again before normalizing, and the proposal extensions'
 	// ages count up to it.
 	Now, ReadAt time.Time
-	// History is what the autoscaler carries from one evaluation to the
+	// Memory is what the autoscaler carries from one evaluation to the
 	// next; Evaluate updates it (required).
-	History *History
+	Memory *Memory
 	// Scratch, when set, lends its buffers to the result (see Scratch).
 	Scratch *Scratch
 }
@@ -256,7 +255,7 @@ func proportionalOf(metrics []v1alpha1.MetricSpec) []ProportionalSource {
 
 // Settings are the controller-wide settings an evaluation reads, with
 // kube-controller-manager's flag names and defaults. ebbflow-autoscaler and
-// `ebbflow simulate` register them alike.
+// `ebbflow simulate` register them alike (autoscaler/app/settings).
 type Settings struct {
 	Tolerance               float64
 	DownscaleStabilization  time.Duration
@@ -272,14 +271,6 @@ func DefaultSettings() Settings {
 		CPUInitializationPeriod: replicas.DefaultCPUInitializationPeriod,
 		InitialReadinessDelay:   replicas.DefaultInitialReadinessDelay,
 	}
-}
-
-// AddFlags registers the settings on fs.
-func (s *Settings) AddFlags(fs *pflag.FlagSet) {
-	fs.Float64Var(&s.Tolerance, "horizontal-pod-autoscaler-tolerance", s.Tolerance, "Minimum change (from 1.0) in the desired-to-actual metrics ratio for the autoscaler to consider scaling.")
-	fs.DurationVar(&s.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", s.DownscaleStabilization, "Period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
-	fs.DurationVar(&s.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", s.CPUInitializationPeriod, "Period after pod start when CPU samples might be skipped.")
-	fs.DurationVar(&s.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", s.InitialReadinessDelay, "Period after pod start during which readiness changes will be treated as initial readiness.")
 }
 
 // Validate reports every problem with the settings.
@@ -303,13 +294,13 @@ func (s *Settings) Validate() []error {
 	return errs
 }
 
-// History is what an autoscaler carries from one evaluation to the next, as
+// Memory is what an autoscaler carries from one evaluation to the next, as
 // upstream keeps it in memory: the recommendations of the stabilization
 // windows, the record of rescales the behavior policies count, what the
 // proposal extensions remember, and the last good parameters of the
-// ClusterProportional metrics. The zero History is a fresh start. A History
+// ClusterProportional metrics. The zero Memory is a fresh start. A Memory
 // is used by one evaluation at a time.
-type History struct {
+type Memory struct {
 	Recommendations []behavior.Recommendation
 	Events          behavior.ScaleEvents
 	Extensions      ExtensionState
@@ -323,13 +314,13 @@ type History struct {
 
 // Seed records the current replica count as the first recommendation when
 // there is none yet (upstream's first reconcile).
-func (h *History) Seed(current int32, now time.Time) {
+func (h *Memory) Seed(current int32, now time.Time) {
 	h.Recommendations = behavior.SeedRecommendations(h.Recommendations, current, now)
 }
 
 // Keep stores what a decision leaves for the next evaluation: the proposal
 // extensions' state and, when the count was normalized, the recommendations.
-func (h *History) Keep(d Decision, ext ExtensionState) {
+func (h *Memory) Keep(d Decision, ext ExtensionState) {
 	h.Extensions = ext
 	if d.Outcome != nil {
 		h.Recommendations = d.Outcome.Recommendations
@@ -338,6 +329,6 @@ func (h *History) Keep(d Decision, ext ExtensionState) {
 
 // Rescaled records a rescale from prev to next written at now (only after
 // the write succeeded).
-func (h *History) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
+func (h *Memory) Rescaled(b *autoscalingv2.HorizontalPodAutoscalerBehavior, prev, next int32, now time.Time) {
 	h.Events = behavior.RecordScaleEvent(b, h.Events, prev, next, now)
 }

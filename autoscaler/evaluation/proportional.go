@@ -48,7 +48,7 @@ type ProportionalReading struct {
 
 // proportional turns the ClusterProportional readings into proposals (placed
 // after the HPA metrics') and metric entries, sets the ProportionalParams
-// condition and keeps the last good parameters in the history.
+// condition and keeps the last good parameters in the Memory.
 func (r *Result) proportional() ([]Proposal, []Metric) {
 	in := &r.in
 	srcs := in.Spec.Proportional
@@ -136,7 +136,7 @@ func (r *Result) proportionalParams(src ProportionalSource, rd ProportionalReadi
 		}
 		return p, "", nil
 	}
-	ns, ref, h := r.in.Namespace, s.ConfigMapRef, r.in.History
+	ns, ref, h := r.in.Namespace, s.ConfigMapRef, r.in.Memory
 	switch {
 	case rd.ConfigMapErr != nil:
 		problem = fmt.Sprintf("ConfigMap %s/%s: %v", ns, ref.Name, rd.ConfigMapErr)

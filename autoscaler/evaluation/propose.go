@@ -32,12 +32,12 @@ type Reading struct {
 	// Timestamp is the timestamp the metrics API reported (upstream's: the
 	// first item's).
 	Timestamp time.Time
-	// History is the metric's recorded history for its forecast (for a
+	// Series is the metric's recorded history for its forecast (for a
 	// Pods metric the workload's total load); nil: not read, and the
 	// forecast reports that it has none.
-	History *forecast.History
-	// HistoryErr is why History is nil (the forecast reports it).
-	HistoryErr error
+	Series *forecast.Series
+	// SeriesErr is why Series is nil (the forecast reports it).
+	SeriesErr error
 }
 
 // Shared are the facts every metric of one evaluation reads.

@@ -47,9 +47,9 @@ func (s scenario) build(t *testing.T) v1alpha1.DecisionRecord {
 	in := Input{
 		Spec:     Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &s.min, MaxReplicas: s.max, Behavior: s.behavior}, Extensions: s.ext},
 		Settings: DefaultSettings(), Namespace: "ns", Target: "Deployment/ns/web",
-		Scale:   Scale{SpecReplicas: s.current, StatusReplicas: s.current},
-		Now:     recordNow,
-		History: &History{Recommendations: s.history, Events: s.events},
+		Scale:  Scale{SpecReplicas: s.current, StatusReplicas: s.current},
+		Now:    recordNow,
+		Memory: &Memory{Recommendations: s.history, Events: s.events},
 	}
 	if s.scaledToZero {
 		in.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScaledToZero, Status: corev1.ConditionTrue}}
@@ -167,7 +167,7 @@ func TestBuildFailedMetric(t *testing.T) {
 	r := Reading{Spec: spec, Err: fetchError(spec, "ns", errors.New("unable to fetch metrics"))}
 	minR := int32(1)
 	res := Evaluate(Input{Spec: Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{spec}}},
-		Settings: DefaultSettings(), Scale: Scale{SpecReplicas: 3, StatusReplicas: 3}, Readings: []Reading{r}, Now: recordNow, History: &History{}}, nil)
+		Settings: DefaultSettings(), Scale: Scale{SpecReplicas: 3, StatusReplicas: 3}, Readings: []Reading{r}, Now: recordNow, Memory: &Memory{}}, nil)
 	rec := res.Record()
 	if rec.Outcome != v1alpha1.OutcomeFailed || rec.DesiredReplicas != 3 || rec.Scaled || rec.Error == "" {
 		t.Errorf("record = %+v", rec)

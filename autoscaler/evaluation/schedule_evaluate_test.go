@@ -15,7 +15,7 @@ import (
 
 // scheduled is an evaluation input with an external metric asking for
 // metricReplicas (10 per replica) and the schedules.
-func scheduled(h *History, current, metricReplicas int32, at time.Time, schedules ...Schedule) Input {
+func scheduled(h *Memory, current, metricReplicas int32, at time.Time, schedules ...Schedule) Input {
 	in := input(h, current, external(int64(metricReplicas)*10_000))
 	in.Spec.Schedules = schedules
 	in.Now = at
@@ -26,7 +26,7 @@ func scheduled(h *History, current, metricReplicas int32, at time.Time, schedule
 func TestEvaluateRaisesToFloorThroughScaleUp(t *testing.T) {
 	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 12)
 	at := utc("2026-11-23T12:00:30Z")
-	var h History
+	var h Memory
 	res := Evaluate(scheduled(&h, 2, 2, at, s), nil)
 	// without a behavior, upstream's scale-up limit: max(2 × current, 4).
 	if !res.Write || res.Desired != 4 {
@@ -48,7 +48,7 @@ func TestEvaluateRaisesToFloorThroughScaleUp(t *testing.T) {
 	}
 	// The metrics asking for more than the floor: they decide; the record
 	// still shows the floor.
-	h = History{}
+	h = Memory{}
 	res = Evaluate(scheduled(&h, 15, 15, at, s), nil)
 	if res.Write || res.Desired != 15 {
 		t.Errorf("metrics at 15 above the floor 12: desired %d write %v", res.Desired, res.Write)
@@ -70,7 +70,7 @@ func stepOf(rec v1alpha1.DecisionRecord, name string) *v1alpha1.DecisionStep {
 // A floor above maxReplicas is held at maxReplicas (the bounds apply last).
 func TestFloorAboveMaxReplicasClamped(t *testing.T) {
 	s := Schedule{Name: "big", Cron: sched(t, "x", "0 12 * * *", "", time.Hour, 0, 1).Cron, Duration: time.Hour, MinReplicas: 50}
-	var h History
+	var h Memory
 	res := Evaluate(scheduled(&h, 18, 2, utc("2026-11-23T12:10:00Z"), s), nil)
 	if !res.Write || res.Desired != 20 {
 		t.Errorf("floor 50 with maxReplicas 20 from 18: desired %d write %v, want 20", res.Desired, res.Write)
@@ -91,7 +91,7 @@ func TestFloorReleasedThroughScaleDownBehavior(t *testing.T) {
 		StabilizationWindowSeconds: &window,
 		Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: period}},
 	}}
-	var h History
+	var h Memory
 	current := int32(2)
 	var reached8, lastDown, lastFloor time.Time
 	for at := utc("2026-11-23T11:58:00Z"); at.Before(utc("2026-11-23T12:30:00Z")); at = at.Add(15 * time.Second) {
@@ -136,7 +136,7 @@ func TestFloorReleasedThroughScaleDownBehavior(t *testing.T) {
 func TestFloorPausedAndDryRun(t *testing.T) {
 	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 6)
 	for _, ext := range []Extensions{{Paused: true}, {DryRun: true}} {
-		var h History
+		var h Memory
 		in := scheduled(&h, 2, 2, utc("2026-11-23T12:01:00Z"), s)
 		in.Spec.Extensions = ext
 		res := Evaluate(in, nil)
@@ -155,7 +155,7 @@ func TestFloorWithFailedMetrics(t *testing.T) {
 	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 4)
 	at := utc("2026-11-23T12:01:00Z")
 	failed := func(current int32) Input {
-		var h History
+		var h Memory
 		in := scheduled(&h, current, 2, at, s)
 		in.Readings[0].FetchErr = errors.New("prometheus is down")
 		in.Readings[0].Values = nil
@@ -184,7 +184,7 @@ func TestInvalidScheduleReported(t *testing.T) {
 	if err := compiled[1].Err; err == nil || !strings.Contains(err.Error(), "spec.schedules[1].cron") || !strings.Contains(err.Error(), "spec.schedules[1].timeZone") {
 		t.Fatalf("schedule 1 error %v, want both fields named", err)
 	}
-	var h History
+	var h Memory
 	res := Evaluate(scheduled(&h, 3, 2, utc("2026-11-23T12:01:00Z"), compiled...), nil)
 	if res.Desired != 5 {
 		t.Errorf("desired %d, want the valid schedule's floor 5", res.Desired)
@@ -204,7 +204,7 @@ func TestInvalidScheduleReported(t *testing.T) {
 
 // Without schedules nothing changes: no condition, no step.
 func TestNoScheduleNoCondition(t *testing.T) {
-	var h History
+	var h Memory
 	res := Evaluate(scheduled(&h, 2, 2, utc("2026-11-23T12:01:00Z")), nil)
 	if c := conditionOf(res.Status, ConditionSchedule); c != nil {
 		t.Errorf("condition %+v without schedules", c)
@@ -242,7 +242,7 @@ func TestFromAutoscalerSchedulesAndSyncPeriod(t *testing.T) {
 func TestFloorWakesFromZero(t *testing.T) {
 	s := sched(t, "sale", "0 12 * * *", "", time.Hour, 0, 3)
 	for _, scaledToZero := range []bool{true, false} {
-		var h History
+		var h Memory
 		in := scheduled(&h, 0, 0, utc("2026-11-23T12:01:00Z"), s)
 		zero := int32(0)
 		in.Spec.HPA.MinReplicas = &zero

@@ -23,16 +23,16 @@ func TestStagesOrderIsTheRecordsOrder(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		in   func(t *testing.T, h *History) Input
+		in   func(t *testing.T, h *Memory) Input
 		want []string
 	}{
-		{"forecast, schedule, behavior, dry run", func(t *testing.T, h *History) Input {
+		{"forecast, schedule, behavior, dry run", func(t *testing.T, h *Memory) Input {
 			in := forecastInput(h, 2, 20_000, &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 5 * time.Minute}, Method: "SeasonalMax"}, dailyPeak(3, 20, 90))
 			in.Spec.Schedules, in.Spec.Extensions.DryRun = floor(t, 12), true
 			in.Now = noon
 			return in
 		}, []string{StageTolerance, StageForecast, StageSchedule, StageScaleUpLimit, StageDryRun}},
-		{"fallback (activation passes), schedule, behavior, paused", func(t *testing.T, h *History) Input {
+		{"fallback (activation passes), schedule, behavior, paused", func(t *testing.T, h *Memory) Input {
 			h.Extensions.BadSince = map[string]time.Time{"queue": noon.Add(-time.Hour)}
 			rd := external(0)
 			rd.Values, rd.FetchErr = nil, errors.New("prometheus is down")
@@ -43,14 +43,14 @@ func TestStagesOrderIsTheRecordsOrder(t *testing.T) {
 			in.Spec.Schedules, in.Now = floor(t, 6), noon
 			return in
 		}, []string{StageFallback, StageSchedule, StageScaleUpLimit, StagePaused}},
-		{"bounds before everything, the holds after", func(t *testing.T, h *History) Input {
+		{"bounds before everything, the holds after", func(t *testing.T, h *Memory) Input {
 			in := input(h, 30, external(60_000))
 			in.Spec.Schedules, in.Now, in.Spec.Extensions.DryRun = floor(t, 6), noon, true
 			return in
 		}, []string{StageMaxReplicas, StageDryRun}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var h History
+			var h Memory
 			res := Evaluate(tc.in(t, &h), nil)
 			rec := res.Record()
 			got := StageNames(&rec)
@@ -96,7 +96,7 @@ func TestStagesDeclared(t *testing.T) {
 
 // An evaluation with no extension set enters no extension's stage.
 func TestNoExtensionNoExtensionStage(t *testing.T) {
-	var h History
+	var h Memory
 	in := input(&h, 2, external(60_000))
 	r := Result{in: in, bounds: boundsOf(&in)}
 	for _, s := range stages {

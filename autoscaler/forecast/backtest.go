@@ -111,7 +111,7 @@ func (b Backtest) Summary() string {
 // BacktestOf replays req's forecast over the last req.Span of h, one
 // forecast per history step, and scores the three paths (Backtest). Cost:
 // O(forecasts × one forecast), the forecasts bounded by MaxBacktestPoints.
-func BacktestOf(h History, req BacktestRequest) Backtest {
+func BacktestOf(h Series, req BacktestRequest) Backtest {
 	r := req.Request
 	if err := validate(h, &r); err != nil {
 		return Backtest{Reason: ReasonInvalid, Message: err.Error()}

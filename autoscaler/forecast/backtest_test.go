@@ -11,8 +11,8 @@ import (
 // ramps is a quiet load of 200 that jumps to 2,000 at 09:00 each day for an
 // hour, at one-minute steps: a reactive path is short at every jump, a
 // daily forecast is not.
-func ramps(days int) History {
-	h := History{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
+func ramps(days int) Series {
+	h := Series{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
 	for i := range h.Values {
 		h.Values[i] = 200
 		if m := i % 1440; m >= 9*60 && m < 10*60 {
@@ -23,9 +23,9 @@ func ramps(days int) History {
 }
 
 // noise is a load without a season: 1,000 ± 500 drawn every minute.
-func noise(days int) History {
+func noise(days int) Series {
 	rng := rand.New(rand.NewPCG(1, 2))
-	h := History{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
+	h := Series{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
 	for i := range h.Values {
 		h.Values[i] = 500 + 1000*rng.Float64()
 	}
@@ -156,7 +156,7 @@ func FuzzBacktest(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 255, 255, 255, 255, 127, 9, 9, 9, 9}, int64(time.Minute), int64(3*time.Minute), int64(0), int64(0), uint8(0), 0.0, int64(0), int64(0))
 	f.Add([]byte{5, 50, 5, 50, 5, 50, 5, 50, 5, 50, 5, 50, 5, 50}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(-time.Hour), uint8(1), math.NaN(), int64(-time.Minute), int64(time.Hour))
 	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, span int64, method uint8, unit float64, startup, stabilization int64) {
-		h := History{Start: t0, Step: time.Duration(step)}
+		h := Series{Start: t0, Step: time.Duration(step)}
 		for i := 0; i < len(raw) && len(h.Values) < 2048; i++ {
 			h.Values = append(h.Values, float64(raw[i]))
 		}
@@ -199,7 +199,7 @@ func TestBacktestWeeklyRampAtTheSpansStart(t *testing.T) {
 	ramp := time.Date(2026, 11, 27, 16, 35, 0, 0, time.UTC)
 	for _, lead := range []time.Duration{time.Minute, 257 * time.Second, 403 * time.Second} {
 		now := ramp.Add(-lead)
-		h := History{Start: now.Add(-5 * Weekly).Truncate(5 * time.Minute), Step: 5 * time.Minute}
+		h := Series{Start: now.Add(-5 * Weekly).Truncate(5 * time.Minute), Step: 5 * time.Minute}
 		data := now.Truncate(time.Minute).Add(-(4*Weekly + 2*time.Hour))
 		for at := h.Start; !at.After(now.Add(-time.Minute)); at = at.Add(h.Step) {
 			d := (at.Sub(ramp)%Weekly + Weekly) % Weekly

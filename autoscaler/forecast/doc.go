@@ -1,6 +1,6 @@
 // Package forecast predicts a metric's value some lead ahead from its own
-// history with a daily or weekly season. It is pure: a History (a regular
-// grid of values, NaN where nothing was recorded) and a Request in, a
+// history with a daily or weekly season. It is pure: a Series (the history,
+// a regular grid of values, NaN where nothing was recorded) and a Request in, a
 // Forecast (a value, or the reason there is none) out.
 //
 // Methods (Method):

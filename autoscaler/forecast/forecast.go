@@ -62,9 +62,9 @@ const (
 	ReasonNoSeasonData = "NoSeasonData"
 )
 
-// History is a metric's recorded values on a regular grid: Values[i] was
+// Series is a metric's recorded values on a regular grid: Values[i] was
 // recorded at Start + i×Step; NaN (or any non-finite value) is a gap.
-type History struct {
+type Series struct {
 	Start  time.Time
 	Step   time.Duration
 	Values []float64
@@ -117,7 +117,7 @@ type Forecast struct {
 }
 
 // Of forecasts req from h.
-func Of(h History, req Request) Forecast {
+func Of(h Series, req Request) Forecast {
 	if err := validate(h, &req); err != nil {
 		return none(ReasonInvalid, err.Error())
 	}
@@ -159,7 +159,7 @@ func of(g view, req Request) Forecast {
 func none(reason, msg string) Forecast { return Forecast{Reason: reason, Message: msg} }
 
 // validate checks req against h and fills its defaults.
-func validate(h History, req *Request) error {
+func validate(h Series, req *Request) error {
 	switch {
 	case h.Step <= 0:
 		return fmt.Errorf("history step %v must be positive", h.Step)
@@ -201,7 +201,7 @@ type view struct {
 	values []float64
 }
 
-func grid(h History, now time.Time) view {
+func grid(h Series, now time.Time) view {
 	v := view{start: h.Start, step: h.Step, values: h.Values}
 	if now.Before(h.Start) {
 		v.values = nil

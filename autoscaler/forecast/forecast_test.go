@@ -10,8 +10,8 @@ import (
 var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
 // daily is 100 + 50·sin over the day, at one-minute steps, for days days.
-func daily(days int) History {
-	h := History{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
+func daily(days int) Series {
+	h := Series{Start: t0, Step: time.Minute, Values: make([]float64, days*1440)}
 	for i := range h.Values {
 		h.Values[i] = load(t0.Add(time.Duration(i) * time.Minute))
 	}
@@ -52,7 +52,7 @@ func TestForecastRobustness(t *testing.T) {
 	want := load(now.Add(lead))
 	cases := []struct {
 		name   string
-		edit   func(h History)
+		edit   func(h Series)
 		method Method
 		// within is the accepted distance from want, as a fraction.
 		within float64
@@ -82,8 +82,8 @@ func TestForecastRobustness(t *testing.T) {
 }
 
 // zeroDay sets day d to zero.
-func zeroDay(d int) func(History) {
-	return func(h History) {
+func zeroDay(d int) func(Series) {
+	return func(h Series) {
 		for i := d * 1440; i < (d+1)*1440; i++ {
 			h.Values[i] = 0
 		}
@@ -91,8 +91,8 @@ func zeroDay(d int) func(History) {
 }
 
 // spikeDay multiplies day d by 20.
-func spikeDay(d int) func(History) {
-	return func(h History) {
+func spikeDay(d int) func(Series) {
+	return func(h Series) {
 		for i := d * 1440; i < (d+1)*1440; i++ {
 			h.Values[i] *= 20
 		}
@@ -100,8 +100,8 @@ func spikeDay(d int) func(History) {
 }
 
 // double doubles the load from the start of now's day.
-func double(now time.Time) func(History) {
-	return func(h History) {
+func double(now time.Time) func(Series) {
+	return func(h Series) {
 		for i := int(now.Truncate(Daily).Sub(t0) / time.Minute); i < len(h.Values); i++ {
 			h.Values[i] *= 2
 		}
@@ -109,7 +109,7 @@ func double(now time.Time) func(History) {
 }
 
 // holes blanks every third minute.
-func holes(h History) {
+func holes(h Series) {
 	for i := 0; i < len(h.Values); i += 3 {
 		h.Values[i] = math.NaN()
 	}
@@ -119,19 +119,19 @@ func TestForecastNone(t *testing.T) {
 	now := t0.Add(4*Daily + 12*time.Hour)
 	cases := []struct {
 		name   string
-		h      History
+		h      Series
 		req    Request
 		reason string
 		says   string
 	}{
 		{"less than a season", daily(1), Request{Now: t0.Add(20 * time.Hour), Lead: time.Minute, Season: Daily, Method: SeasonalMax}, ReasonShortHistory, "less than one season"},
-		{"no history", History{Start: t0, Step: time.Minute}, Request{Now: now, Season: Daily, Method: HoltWinters}, ReasonShortHistory, "0s"},
+		{"no history", Series{Start: t0, Step: time.Minute}, Request{Now: now, Season: Daily, Method: HoltWinters}, ReasonShortHistory, "0s"},
 		{"a week asked of 5 days", daily(5), Request{Now: now, Season: Weekly, Method: LevelCorrected}, ReasonShortHistory, "168h"},
 		{"the windows are blank", blank(daily(5), 12*time.Hour, 20*time.Minute), Request{Now: now, Lead: time.Minute, Season: Daily, Method: SeasonalNaive}, ReasonNoSeasonData, "no sample"},
 		{"unknown method", daily(5), Request{Now: now, Season: Daily, Method: "Prophet"}, ReasonInvalid, `unknown method "Prophet"`},
 		{"lead of a season", daily(5), Request{Now: now, Lead: Daily, Season: Daily, Method: SeasonalMax}, ReasonInvalid, "lead 24h0m0s"},
 		{"too many seasons", daily(5), Request{Now: now, Season: Daily, Seasons: 9, Method: SeasonalMax}, ReasonInvalid, "seasons 9"},
-		{"zero step", History{Start: t0, Values: []float64{1}}, Request{Now: now, Season: Daily, Method: SeasonalMax}, ReasonInvalid, "step"},
+		{"zero step", Series{Start: t0, Values: []float64{1}}, Request{Now: now, Season: Daily, Method: SeasonalMax}, ReasonInvalid, "step"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestForecastNone(t *testing.T) {
 }
 
 // blank sets every day's values within ±w of the time of day at to NaN.
-func blank(h History, at, w time.Duration) History {
+func blank(h Series, at, w time.Duration) Series {
 	for i := range h.Values {
 		tod := time.Duration(i)*h.Step%Daily - at
 		if tod >= -w && tod <= w {
@@ -187,7 +187,7 @@ func FuzzForecast(f *testing.F) {
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 127}, int64(time.Hour), int64(Weekly), int64(0), int64(-Daily), uint8(3), uint8(8), int64(time.Hour), int64(-time.Minute), math.MaxFloat64)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 9, 9}, int64(time.Minute), int64(2*time.Minute), int64(time.Minute), int64(10*time.Minute), uint8(1), uint8(1), int64(time.Minute), int64(10*time.Minute), -5.0)
 	f.Fuzz(func(t *testing.T, raw []byte, step, season, lead, now int64, method, seasons uint8, level, latestAt int64, latest float64) {
-		h := History{Start: t0, Step: time.Duration(step)}
+		h := Series{Start: t0, Step: time.Duration(step)}
 		for i := 0; i+8 <= len(raw) && len(h.Values) < 4096; i += 8 {
 			bits := uint64(0)
 			for _, b := range raw[i : i+8] {

@@ -17,7 +17,7 @@ func TestForecastLevelFollowsTheLastMinutes(t *testing.T) {
 		name string
 		// edit changes the history; factor is the load at now+lead over
 		// the past seasons'.
-		edit   func(History) History
+		edit   func(Series) Series
 		factor float64
 	}{
 		{"a rise of half 20 minutes ago", scaleFrom(now.Add(-20*time.Minute), 1.5), 1.5},
@@ -45,8 +45,8 @@ func TestForecastLevelFollowsTheLastMinutes(t *testing.T) {
 }
 
 // scaleFrom multiplies the load from at on by k.
-func scaleFrom(at time.Time, k float64) func(History) History {
-	return func(h History) History {
+func scaleFrom(at time.Time, k float64) func(Series) Series {
+	return func(h Series) Series {
 		for i := int(at.Sub(t0) / time.Minute); i < len(h.Values); i++ {
 			h.Values[i] *= k
 		}
@@ -55,8 +55,8 @@ func scaleFrom(at time.Time, k float64) func(History) History {
 }
 
 // readAt edits h, then drops its values after at: a history read at at.
-func readAt(at time.Time, edit func(History)) func(History) History {
-	return func(h History) History {
+func readAt(at time.Time, edit func(Series)) func(Series) Series {
+	return func(h Series) Series {
 		edit(h)
 		h.Values = h.Values[:int(at.Sub(t0)/time.Minute)+1]
 		return h
@@ -64,8 +64,8 @@ func readAt(at time.Time, edit func(History)) func(History) History {
 }
 
 // blankFrom sets the values from at on to NaN.
-func blankFrom(at time.Time) func(History) History {
-	return func(h History) History {
+func blankFrom(at time.Time) func(Series) Series {
+	return func(h Series) Series {
 		for i := int(at.Sub(t0) / time.Minute); i < len(h.Values); i++ {
 			h.Values[i] = math.NaN()
 		}
@@ -81,7 +81,7 @@ func TestForecastLevelReadsTheLatestValue(t *testing.T) {
 	now := t0.Add(4*Daily + 12*time.Hour)
 	lead := 2 * time.Minute
 	// Today's load grows from ×1 at now-30m to ×2 at now (and on).
-	ramp := func(h History) History {
+	ramp := func(h Series) Series {
 		from := now.Add(-30 * time.Minute)
 		for i := int(from.Sub(t0) / time.Minute); i < len(h.Values); i++ {
 			k := min(1+float64(i-int(from.Sub(t0)/time.Minute))/30, 2)
@@ -132,7 +132,7 @@ func TestForecastLevelReadsTheLatestValue(t *testing.T) {
 func TestRecentLevelLine(t *testing.T) {
 	vals := []float64{3, math.NaN(), 7, 2, 9, 4}
 	step := 10 * time.Second
-	h := History{Start: t0, Step: step, Values: vals}
+	h := Series{Start: t0, Step: step, Values: vals}
 	last := t0.Add(5 * step)
 	for _, c := range []struct {
 		after, level time.Duration
@@ -170,7 +170,7 @@ func TestForecastLevelCoarseHistory(t *testing.T) {
 	now := t0.Add(4*Daily + 12*time.Hour)
 	lead := 10 * time.Minute
 	fine := scaleFrom(now.Add(-25*time.Minute), 1.5)(daily(5))
-	coarse := History{Start: t0, Step: 10 * time.Minute}
+	coarse := Series{Start: t0, Step: 10 * time.Minute}
 	for i := 0; i < len(fine.Values); i += 10 {
 		coarse.Values = append(coarse.Values, fine.Values[i])
 	}

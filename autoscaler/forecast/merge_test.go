@@ -9,8 +9,8 @@ import (
 
 // series is the history from minute from to minute to of a clock, each
 // value its minute (NaN where missing).
-func series(t0 time.Time, from, to int, missing ...int) History {
-	h := History{Start: t0.Add(time.Duration(from) * time.Minute), Step: time.Minute}
+func series(t0 time.Time, from, to int, missing ...int) Series {
+	h := Series{Start: t0.Add(time.Duration(from) * time.Minute), Step: time.Minute}
 	for m := from; m <= to; m++ {
 		v := float64(m)
 		if slices.Contains(missing, m) {
@@ -21,7 +21,7 @@ func series(t0 time.Time, from, to int, missing ...int) History {
 	return h
 }
 
-func sameHistory(a, b History) bool {
+func sameSeries(a, b Series) bool {
 	return a.Start.Equal(b.Start) && a.Step == b.Step && slices.EqualFunc(a.Values, b.Values, func(x, y float64) bool {
 		return x == y || (math.IsNaN(x) && math.IsNaN(y))
 	})
@@ -32,8 +32,8 @@ func TestMerge(t *testing.T) {
 	keep := 100 * time.Minute
 	for _, tc := range []struct {
 		name      string
-		h, recent History
-		want      History
+		h, recent Series
+		want      Series
 		ok        bool
 	}{
 		// Read at minute 100 (0..100), then at 105 the last 15 minutes:
@@ -45,14 +45,14 @@ func TestMerge(t *testing.T) {
 		{"recent right after the end", series(t0, 0, 100), series(t0, 101, 103), series(t0, 3, 103), true},
 		{"a shorter history is kept whole", series(t0, 50, 100), series(t0, 95, 110), series(t0, 50, 110), true},
 		{"recent longer than h", series(t0, 50, 100), series(t0, 0, 105), series(t0, 5, 105), true},
-		{"a gap", series(t0, 0, 100), series(t0, 102, 110), History{}, false},
-		{"off the grid", series(t0, 0, 100), History{Start: t0.Add(95*time.Minute + 30*time.Second), Step: time.Minute, Values: []float64{1}}, History{}, false},
-		{"another step", series(t0, 0, 100), History{Start: t0.Add(95 * time.Minute), Step: 5 * time.Minute, Values: []float64{1}}, History{}, false},
-		{"empty recent", series(t0, 0, 100), History{Start: t0, Step: time.Minute}, History{}, false},
+		{"a gap", series(t0, 0, 100), series(t0, 102, 110), Series{}, false},
+		{"off the grid", series(t0, 0, 100), Series{Start: t0.Add(95*time.Minute + 30*time.Second), Step: time.Minute, Values: []float64{1}}, Series{}, false},
+		{"another step", series(t0, 0, 100), Series{Start: t0.Add(95 * time.Minute), Step: 5 * time.Minute, Values: []float64{1}}, Series{}, false},
+		{"empty recent", series(t0, 0, 100), Series{Start: t0, Step: time.Minute}, Series{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := tc.h.Merge(tc.recent, keep)
-			if ok != tc.ok || (ok && !sameHistory(got, tc.want)) {
+			if ok != tc.ok || (ok && !sameSeries(got, tc.want)) {
 				t.Errorf("Merge = %v %v … (%d values), %v; want %v %v … (%d values), %v", got.Start, got.Values[:min(3, len(got.Values))], len(got.Values), ok, tc.want.Start, tc.want.Values[:min(3, len(tc.want.Values))], len(tc.want.Values), tc.ok)
 			}
 		})

@@ -44,7 +44,7 @@ type HistoryReader interface {
 	// timestamp the sum of the values of the series matching selector (as
 	// the external metric's current value sums them), on a regular grid
 	// with NaN where nothing was recorded.
-	ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.History, error)
+	ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.Series, error)
 }
 
 var (
@@ -90,17 +90,17 @@ func HistorySelector(selector labels.Selector, req HistoryRequest) (labels.Selec
 }
 
 // ExternalHistory implements HistoryReader.
-func (c *REST) ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (c *REST) ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	if err := ctx.Err(); err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	sel, err := HistorySelector(selector, req)
 	if err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	list, err := c.external.NamespacedMetrics(namespace).List(metric, sel)
 	if err != nil {
-		return forecast.History{}, fmt.Errorf("unable to fetch the history from external metrics API: %w", err)
+		return forecast.Series{}, fmt.Errorf("unable to fetch the history from external metrics API: %w", err)
 	}
 	pts := make([]point, 0, len(list.Items))
 	for _, m := range list.Items {
@@ -111,10 +111,10 @@ func (c *REST) ExternalHistory(ctx context.Context, namespace, metric string, se
 
 // ExternalHistory implements HistoryReader: histories are not shared (the
 // controller caches them), so the call goes to the wrapped client.
-func (d *Deduplicated) ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (d *Deduplicated) ExternalHistory(ctx context.Context, namespace, metric string, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	h, ok := d.next.(HistoryReader)
 	if !ok {
-		return forecast.History{}, fmt.Errorf("metrics client %T cannot read histories", d.next)
+		return forecast.Series{}, fmt.Errorf("metrics client %T cannot read histories", d.next)
 	}
 	return h.ExternalHistory(ctx, namespace, metric, selector, req)
 }
@@ -128,15 +128,15 @@ type point struct {
 // timestamp at step (a point between grid times goes to the nearest one),
 // in the metric's unit, NaN where nothing was recorded. A grid of more than
 // MaxHistoryPoints points is an error.
-func grid(pts []point, step time.Duration) (forecast.History, error) {
+func grid(pts []point, step time.Duration) (forecast.Series, error) {
 	if len(pts) == 0 {
-		return forecast.History{}, ErrNoHistory
+		return forecast.Series{}, ErrNoHistory
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].at.Before(pts[j].at) })
 	start, end := pts[0].at, pts[len(pts)-1].at
 	n := int64(end.Sub(start)/step) + 1
 	if n > MaxHistoryPoints || n < 0 {
-		return forecast.History{}, fmt.Errorf("history from %v to %v at a step of %v is more than %d points", start, end, step, MaxHistoryPoints)
+		return forecast.Series{}, fmt.Errorf("history from %v to %v at a step of %v is more than %d points", start, end, step, MaxHistoryPoints)
 	}
 	sums := make([]int64, n)
 	seen := make([]bool, n)
@@ -148,7 +148,7 @@ func grid(pts []point, step time.Duration) (forecast.History, error) {
 		sums[i] += p.milli
 		seen[i] = true
 	}
-	h := forecast.History{Start: start, Step: step, Values: make([]float64, n)}
+	h := forecast.Series{Start: start, Step: step, Values: make([]float64, n)}
 	for i := range sums {
 		h.Values[i] = math.NaN()
 		if seen[i] {

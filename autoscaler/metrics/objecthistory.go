@@ -23,7 +23,7 @@ type ObjectHistoryReader interface {
 	// namespace (a Namespace ref reads the namespace itself, as
 	// Client.ObjectMetric does): the object's values summed per timestamp
 	// on a regular grid, NaN where nothing was recorded.
-	ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.History, error)
+	ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.Series, error)
 }
 
 var (
@@ -60,16 +60,16 @@ func (c *REST) WithObjectHistories(client rest.Interface, mapper meta.RESTMapper
 // ObjectHistory implements ObjectHistoryReader: GET
 // /apis/custom.metrics.k8s.io/v1beta2/namespaces/NS/RESOURCE/NAME/METRIC with
 // the metric selector and the reserved requirements.
-func (c *REST) ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (c *REST) ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	if err := ctx.Err(); err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	if c.objectHistories == nil || c.mapper == nil {
-		return forecast.History{}, errNoObjectHistories
+		return forecast.Series{}, errNoObjectHistories
 	}
 	sel, err := HistorySelector(selector, req)
 	if err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
 	r := c.objectHistories.Get().Namespace(namespace)
@@ -79,13 +79,13 @@ func (c *REST) ObjectHistory(ctx context.Context, namespace, metric string, ref 
 	} else {
 		mapping, err := c.mapper.RESTMapping(gk)
 		if err != nil {
-			return forecast.History{}, fmt.Errorf("unable to map kind %s to a resource: %w", gk, err)
+			return forecast.Series{}, fmt.Errorf("unable to map kind %s to a resource: %w", gk, err)
 		}
 		r = r.Resource(mapping.Resource.GroupResource().String()).Name(ref.Name).SubResource(metric)
 	}
 	var list cmv1beta2.MetricValueList
 	if err := r.Param("metricLabelSelector", sel.String()).Do(ctx).Into(&list); err != nil {
-		return forecast.History{}, fmt.Errorf("unable to fetch the history from custom metrics API: %w", err)
+		return forecast.Series{}, fmt.Errorf("unable to fetch the history from custom metrics API: %w", err)
 	}
 	pts := make([]point, 0, len(list.Items))
 	for _, m := range list.Items {
@@ -96,10 +96,10 @@ func (c *REST) ObjectHistory(ctx context.Context, namespace, metric string, ref 
 
 // ObjectHistory implements ObjectHistoryReader: histories are not shared
 // (the controller caches them), so the call goes to the wrapped client.
-func (d *Deduplicated) ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (d *Deduplicated) ObjectHistory(ctx context.Context, namespace, metric string, ref autoscalingv2.CrossVersionObjectReference, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	h, ok := d.next.(ObjectHistoryReader)
 	if !ok {
-		return forecast.History{}, fmt.Errorf("metrics client %T cannot read object histories", d.next)
+		return forecast.Series{}, fmt.Errorf("metrics client %T cannot read object histories", d.next)
 	}
 	return h.ObjectHistory(ctx, namespace, metric, ref, selector, req)
 }

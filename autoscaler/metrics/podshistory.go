@@ -42,7 +42,7 @@ type PodsHistoryReader interface {
 	// (the per-pod values summed) on a regular grid, NaN where nothing was
 	// recorded. podSelector is the scale's pod selector, as for the current
 	// value; selector the metric's.
-	PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.History, error)
+	PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.Series, error)
 }
 
 var (
@@ -76,20 +76,20 @@ func PodsHistorySelector(selector labels.Selector, workload WorkloadPods, req Hi
 // /apis/custom.metrics.k8s.io/…/namespaces/NS/pods/*/METRIC with the pod
 // selector as labelSelector and the metric selector, the reserved
 // requirements and the workload as metricLabelSelector.
-func (c *REST) PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (c *REST) PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	if err := ctx.Err(); err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	sel, err := PodsHistorySelector(selector, workload, req)
 	if err != nil {
-		return forecast.History{}, err
+		return forecast.Series{}, err
 	}
 	if podSelector == nil {
 		podSelector = labels.Everything()
 	}
 	list, err := c.custom.NamespacedMetrics(namespace).GetForObjects(schema.GroupKind{Kind: "Pod"}, podSelector, metric, sel)
 	if err != nil {
-		return forecast.History{}, fmt.Errorf("unable to fetch the history from custom metrics API: %w", err)
+		return forecast.Series{}, fmt.Errorf("unable to fetch the history from custom metrics API: %w", err)
 	}
 	pts := make([]point, 0, len(list.Items))
 	for _, m := range list.Items {
@@ -100,10 +100,10 @@ func (c *REST) PodsHistory(ctx context.Context, namespace, metric string, worklo
 
 // PodsHistory implements PodsHistoryReader: histories are not shared (the
 // controller caches them), so the call goes to the wrapped client.
-func (d *Deduplicated) PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.History, error) {
+func (d *Deduplicated) PodsHistory(ctx context.Context, namespace, metric string, workload WorkloadPods, podSelector, selector labels.Selector, req HistoryRequest) (forecast.Series, error) {
 	h, ok := d.next.(PodsHistoryReader)
 	if !ok {
-		return forecast.History{}, errors.New("the metrics client cannot read Pods histories")
+		return forecast.Series{}, errors.New("the metrics client cannot read Pods histories")
 	}
 	return h.PodsHistory(ctx, namespace, metric, workload, podSelector, selector, req)
 }

@@ -71,15 +71,6 @@ type PodTiming struct {
 	Now                     time.Time
 }
 
-// DefaultPodTiming returns the upstream default durations, measured at now.
-func DefaultPodTiming(now time.Time) PodTiming {
-	return PodTiming{
-		CPUInitializationPeriod: DefaultCPUInitializationPeriod,
-		InitialReadinessDelay:   DefaultInitialReadinessDelay,
-		Now:                     now,
-	}
-}
-
 // PodFromCore extracts the facts replica math needs from a core/v1 Pod. It
 // never retains p or any of its maps: the result shares nothing mutable with p.
 func PodFromCore(p *corev1.Pod) Pod {

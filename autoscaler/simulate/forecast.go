@@ -18,7 +18,7 @@ import (
 // step, and the view of them the last read holds.
 type forecastHistory struct {
 	values []float64
-	view   forecast.History
+	view   forecast.Series
 	stride int
 	// refresh is true when the history is read every Config.HistoryRefresh,
 	// as the controller reads histories.
@@ -56,7 +56,7 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*for
 			}
 			h.values = append(h.values, x)
 		}
-		h.view = forecast.History{Start: cfg.Start, Step: cfg.Step * time.Duration(h.stride)}
+		h.view = forecast.Series{Start: cfg.Start, Step: cfg.Step * time.Duration(h.stride)}
 		out[j] = h
 	}
 	return out
@@ -67,7 +67,7 @@ func forecastHistories(cfg Config, spec evaluation.Spec, series []Series) []*for
 // while Config.HistoryRefresh has not passed since (the controller reads
 // at an evaluation, due, when the refresh is due), at the controller's step
 // (see forecastHistories).
-func (r *replay) historyAt(j, i int, due bool) *forecast.History {
+func (r *replay) historyAt(j, i int, due bool) *forecast.Series {
 	if r.histories == nil || r.histories[j] == nil {
 		return nil
 	}

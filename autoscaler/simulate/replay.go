@@ -27,7 +27,7 @@ type replay struct {
 	// others; forecast.go).
 	histories []*forecastHistory
 	fleet     *fleet
-	hist      evaluation.History
+	hist      evaluation.Memory
 	// status is the autoscaler's status, carried from step to step as the
 	// API server would.
 	status       autoscalingv2.HorizontalPodAutoscalerStatus
@@ -97,7 +97,7 @@ func (r *replay) step(i int) Step {
 	in := evaluation.Input{
 		Spec: r.spec, Settings: r.cfg.Settings, Namespace: r.cfg.Namespace, Status: r.status,
 		Scale: evaluation.Scale{SpecReplicas: current, StatusReplicas: current},
-		Now:   now, History: &r.hist, Scratch: &r.scratch,
+		Now:   now, Memory: &r.hist, Scratch: &r.scratch,
 	}
 	for j := range out.Values {
 		out.Values[j], out.Ratios[j] = Missing, math.NaN()
@@ -166,7 +166,7 @@ func (r *replay) size(k, i int) evaluation.ProportionalReading {
 func (r *replay) read(j, i int, now time.Time, due bool, ready int32, out *Step) {
 	spec := r.spec.HPA.Metrics[j]
 	rd := &r.readings[j]
-	*rd = evaluation.Reading{Spec: spec, Timestamp: now, History: r.historyAt(j, i, due)}
+	*rd = evaluation.Reading{Spec: spec, Timestamp: now, Series: r.historyAt(j, i, due)}
 	v := r.series[j].Values[i]
 	if v == Missing || (isPerPod(spec) && ready == 0) {
 		rd.FetchErr, rd.Empty = ErrNoSample, v == Missing

@@ -15,7 +15,7 @@
 // woke.
 //
 // With --fake-nodes, the earlier demo: kwok's fake nodes, manifests/examples
-// and test/simulator's traffic, the adapter and autoscaler as host
+// and test/fakeapp's traffic, the adapter and autoscaler as host
 // processes (no root needed).
 //
 //	go run ./hack/demo --duration 2m

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	easv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/test/simulator"
+	"github.com/ebbflow/ebbflow/test/fakeapp"
 )
 
 // workloadState is one Deployment and its HPA (or Autoscaler) at one moment.
@@ -46,9 +46,9 @@ type watched struct {
 	Autoscaler       bool
 }
 
-// observe reads the simulator's status and every example Deployment and its
+// observe reads the fake app's status and every example Deployment and its
 // HPA or Autoscaler.
-func observe(ctx context.Context, cs clients, st simulator.Status) sample {
+func observe(ctx context.Context, cs clients, st fakeapp.Status) sample {
 	s := sample{T: st.Elapsed, Load: map[string]float64{}, PerPod: map[string]float64{}, W: map[string]workloadState{}}
 	for _, sv := range st.Services {
 		s.Load[sv.Service], s.PerPod[sv.Service] = sv.Offered, sv.PerPod

@@ -9,7 +9,7 @@ import (
 
 // options are the demo's command-line settings.
 type options struct {
-	fakeNodes   bool          // kwok nodes and the simulator instead of the real node
+	fakeNodes   bool          // kwok nodes and the fake app instead of the real node
 	duration    time.Duration // length of the traffic profile
 	settle      time.Duration // longest wait after the profile for scale-down
 	printEvery  time.Duration // table row interval
@@ -30,7 +30,7 @@ const (
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.BoolVar(&o.fakeNodes, "fake-nodes", false, "run on kwok's fake nodes with test/simulator's traffic instead of the real node (no root needed)")
+	fs.BoolVar(&o.fakeNodes, "fake-nodes", false, "run on kwok's fake nodes with test/fakeapp's traffic instead of the real node (no root needed)")
 	fs.DurationVar(&o.duration, "duration", 0, fmt.Sprintf("length of the traffic profile (ramp up, plateau, ramp down, tail); default %v, %v with --fake-nodes", realDuration, fakeDuration))
 	fs.DurationVar(&o.settle, "settle", 90*time.Second, "longest extra wait after the profile for the workloads to scale back down")
 	fs.DurationVar(&o.printEvery, "print-every", 5*time.Second, "interval between table rows")

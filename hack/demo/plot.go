@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ebbflow/ebbflow/cli/chart"
+	"github.com/ebbflow/ebbflow/cli/pngplot"
 )
 
 // curve is one named line of a panel.
@@ -70,12 +70,12 @@ func writePlot(path string, samples []sample, ps []panel) error {
 		}
 		plots[i] = p
 	}
-	return chart.WritePNG(path, 12*vg.Inch, 11*vg.Inch, plots)
+	return pngplot.WritePNG(path, 12*vg.Inch, 11*vg.Inch, plots)
 }
 
 // buildPanel returns the plot of one panel.
 func buildPanel(pn panel, samples []sample) (*plot.Plot, error) {
-	p := chart.NewPanel(pn.title, "time since the traffic started (s)", pn.ylabel)
+	p := pngplot.NewPanel(pn.title, "time since the traffic started (s)", pn.ylabel)
 	for i, c := range pn.curves {
 		xys := make(plotter.XYs, len(samples))
 		for j, s := range samples {
@@ -85,7 +85,7 @@ func buildPanel(pn panel, samples []sample) (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plot %q: %w", c.name, err)
 		}
-		chart.Style(l, i, c.step, c.dash)
+		pngplot.Style(l, i, c.step, c.dash)
 		p.Add(l)
 		p.Legend.Add(c.name, l)
 	}

@@ -16,8 +16,8 @@ import (
 	easclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
+	"github.com/ebbflow/ebbflow/test/fakeapp"
 	"github.com/ebbflow/ebbflow/test/promtest"
-	"github.com/ebbflow/ebbflow/test/simulator"
 )
 
 // readyTimeout bounds the wait for the example pods after they are created.
@@ -43,7 +43,7 @@ func runFake(ctx context.Context, o options, out io.Writer) (err error) {
 
 	exp := exporter.New()
 	if err := exp.Listen(""); err != nil {
-		return fmt.Errorf("simulator exporter: %w", err)
+		return fmt.Errorf("fakeapp exporter: %w", err)
 	}
 	defer exp.Close()
 	c, err := cluster.Start(ctx, cluster.Options{
@@ -76,7 +76,7 @@ func runFake(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 
 	services, queues := scenario(o)
-	sim, err := simulator.New(simulator.Config{Client: c.Client(), Sink: exp, Services: services, Queues: queues})
+	sim, err := fakeapp.New(fakeapp.Config{Client: c.Client(), Sink: exp, Services: services, Queues: queues})
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func startAutoscaler(ctx context.Context, c *cluster.Cluster, out io.Writer) (cl
 // workloads have scaled back down (or --settle has passed), printing a table
 // row every --print-every. It returns the samples, and ctx's error if it
 // was cancelled.
-func play(ctx context.Context, o options, c clients, sim *simulator.Simulator, out io.Writer) ([]sample, error) {
+func play(ctx context.Context, o options, c clients, sim *fakeapp.App, out io.Writer) ([]sample, error) {
 	fmt.Fprintf(out, "demo: playing %v of traffic (ramp up, plateau, ramp down), then up to %v for scale-down\n", o.duration, o.settle)
 	ticker := time.NewTicker(o.sampleEvery)
 	defer ticker.Stop()

@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/ebbflow/ebbflow/test/simulator"
+	"github.com/ebbflow/ebbflow/test/fakeapp"
 )
 
 // Names in manifests/examples.
@@ -26,24 +26,24 @@ const webEbbflow = "web-ebbflow"
 // shape returns the traffic shape of a profile lasting d with the given base
 // and peak: a short lead at the base, ramp up, plateau, ramp down and a tail
 // at the base long enough for scale-down.
-func shape(d time.Duration, base, peak float64) simulator.Shape {
+func shape(d time.Duration, base, peak float64) fakeapp.Shape {
 	frac := func(f float64) time.Duration { return time.Duration(float64(d) * f).Round(time.Second) }
-	s := simulator.Shape{Base: base, Peak: peak,
+	s := fakeapp.Shape{Base: base, Peak: peak,
 		Lead: frac(0.06), RampUp: frac(0.22), Plateau: frac(0.28), RampDown: frac(0.16)}
 	s.Tail = d - s.Lead - s.RampUp - s.Plateau - s.RampDown
 	return s
 }
 
-// scenario returns what the simulator plays: web and api requests and orders
+// scenario returns what the fake app plays: web and api requests and orders
 // produced, all following the same shape scaled to their own peak, and
 // web-ebbflow requests exactly as web's.
-func scenario(o options) (services []simulator.Service, queues []simulator.Queue) {
-	services = []simulator.Service{
+func scenario(o options) (services []fakeapp.Service, queues []fakeapp.Queue) {
+	services = []fakeapp.Service{
 		{Namespace: namespace, Selector: "app=web", Service: "web", Rate: shape(o.duration, 5, o.peak).Profile()},
 		{Namespace: namespace, Selector: "app=" + webEbbflow, Service: webEbbflow, Rate: shape(o.duration, 5, o.peak).Profile()},
 		{Namespace: namespace, Selector: "app=api", Service: "api", Rate: shape(o.duration, 5, 0.75*o.peak).Profile()},
 	}
-	queues = []simulator.Queue{{
+	queues = []fakeapp.Queue{{
 		Name: queueName, Namespace: namespace, Selector: "app=worker",
 		Produce: shape(o.duration, 5, 0.6*o.peak).Profile(), ConsumePerPod: consumePerWorker,
 	}}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
-	"github.com/ebbflow/ebbflow/autoscaler/controller"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -25,7 +24,8 @@ import (
 // e2e's (forecastLow, forecastHigh, forecastTarget, forecastMin).
 const (
 	// weeklyStep is the step of a Weekly season's history
-	// (controller.HistoryRequestFor). Prometheus aligns a subquery's points
+	// (evaluation.ForecastOptions.HistoryStep, the step the controller
+	// reads). Prometheus aligns a subquery's points
 	// to multiples of it, so the ramp sits on one: the window of ±5 minutes
 	// around the target time then holds the ramp's first point exactly when
 	// now+lead reaches the ramp.
@@ -118,8 +118,8 @@ func TestForecastWeeklySeason(t *testing.T) {
 			time.Since(t0).Round(time.Second), weeklyStartBudget, lead, ramp.Format(time.TimeOnly))
 	}
 	t.Logf("ready after %v; lead %v (horizon %s)", time.Since(t0).Round(time.Second), lead, horizon.Format("15:04:05.000"))
-	if req := controller.HistoryRequestFor(evaluation.ForecastOptions{Season: forecast.Weekly}); req.Step != weeklyStep {
-		t.Fatalf("the controller reads a Weekly history every %v, the test assumes %v", req.Step, weeklyStep)
+	if step := (evaluation.ForecastOptions{Season: forecast.Weekly}).HistoryStep(); step != weeklyStep {
+		t.Fatalf("the controller reads a Weekly history every %v, the test assumes %v", step, weeklyStep)
 	}
 
 	writes := map[string]chan time.Time{}

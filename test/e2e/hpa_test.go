@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/test/cluster"
-	"github.com/ebbflow/ebbflow/test/simulator"
+	"github.com/ebbflow/ebbflow/test/fakeapp"
 )
 
 // Bounds of the waits on the HPA controller (sync period 5s). Scale-down on
@@ -34,17 +34,17 @@ const (
 // scales back down when the load goes away. The two groups run in parallel;
 // within a group both HPAs work at the same time and are checked in turn.
 func TestHPAScalesOnAdapterMetrics(t *testing.T) {
-	// Request rates from the simulator's per-pod counters: the closed loop.
+	// Request rates from the fake app's per-pod counters: the closed loop.
 	t.Run("RequestRate", func(t *testing.T) {
 		t.Parallel()
 		ns := newNamespace(t, "e2e-hpa-rate-")
-		web, api := simulator.NewSetpoint(80), simulator.NewSetpoint(80)
+		web, api := fakeapp.NewSetpoint(80), fakeapp.NewSetpoint(80)
 		createDeployment(t, ns, "web")
 		createDeployment(t, ns, "api")
 		createService(t, ns, "api")
 		runSimulator(t,
-			simulator.Service{Namespace: ns, Selector: "app=web", Service: "web", Rate: web},
-			simulator.Service{Namespace: ns, Selector: "app=api", Service: "api", Rate: api})
+			fakeapp.Service{Namespace: ns, Selector: "app=web", Service: "web", Rate: web},
+			fakeapp.Service{Namespace: ns, Selector: "app=api", Service: "api", Rate: api})
 		// Pods metric, AverageValue: 80 req/s at 10 per pod want 8 pods.
 		createHPA(t, ns, "web", 8, autoscalingv2.MetricSpec{
 			Type: autoscalingv2.PodsMetricSourceType,
@@ -134,9 +134,9 @@ func averageValue(v string) autoscalingv2.MetricTarget {
 
 // runSimulator publishes the services' request counters on the shared
 // exporter until the test ends.
-func runSimulator(t *testing.T, services ...simulator.Service) {
+func runSimulator(t *testing.T, services ...fakeapp.Service) {
 	t.Helper()
-	sim, err := simulator.New(simulator.Config{Client: env().Client(), Sink: exp(), Services: services})
+	sim, err := fakeapp.New(fakeapp.Config{Client: env().Client(), Sink: exp(), Services: services})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func runSimulator(t *testing.T, services ...simulator.Service) {
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("simulator: %v", err)
+			t.Errorf("fakeapp: %v", err)
 		}
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/ebbflow/ebbflow/cli/chart"
+	"github.com/ebbflow/ebbflow/cli/pngplot"
 )
 
 // Panel is one trace and setting's rows, drawn as short pod-hours against
@@ -23,7 +23,7 @@ type Panel struct {
 func WritePlot(path string, panels []Panel) error {
 	var plots []*plot.Plot
 	for _, pn := range panels {
-		p := chart.NewPanel(pn.Title, "replica-hours", "short pod-hours")
+		p := pngplot.NewPanel(pn.Title, "replica-hours", "short pod-hours")
 		var order []string
 		byVariant := map[string]plotter.XYs{}
 		for _, r := range pn.Rows {
@@ -57,12 +57,12 @@ func WritePlot(path string, panels []Panel) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", pn.Title, err)
 			}
-			chart.Style(l, i, false, v != "reactive")
+			pngplot.Style(l, i, false, v != "reactive")
 			pts.Color = l.Color
 			p.Add(l, pts)
 			p.Legend.Add(v, l)
 		}
 		plots = append(plots, p)
 	}
-	return chart.WritePNG(path, vg.Points(900), vg.Points(float64(320*len(plots))), plots)
+	return pngplot.WritePNG(path, vg.Points(900), vg.Points(float64(320*len(plots))), plots)
 }

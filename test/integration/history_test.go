@@ -150,7 +150,7 @@ func TestForecastHistoryAgainstPrometheus(t *testing.T) {
 	mustf(t, len(steps) > 5000, "%d simulate steps", len(steps))
 
 	// Simulate's values as a history, and the same times in the adapter's.
-	sim := forecast.History{Start: steps[0].Time, Step: time.Minute, Values: make([]float64, len(steps))}
+	sim := forecast.Series{Start: steps[0].Time, Step: time.Minute, Values: make([]float64, len(steps))}
 	compared := 0
 	for i, st := range steps {
 		sim.Values[i] = math.NaN()

@@ -243,7 +243,7 @@ func testHistory(t *testing.T, s *stack, at time.Time) {
 	sel := labels.SelectorFromSet(labels.Set{"queue": "nightly"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var h forecast.History
+	var h forecast.Series
 	for { // the newest pushed minutes may take a moment to be visible
 		h, err = client.ExternalHistory(ctx, "default", "queue_messages_ready", sel, req)
 		if err == nil && len(h.Values) > 0 && h.Start.Add(time.Duration(len(h.Values)-1)*h.Step).After(at.Add(-2*time.Minute)) {

@@ -12,13 +12,6 @@ import (
 // defaults or validates: a nil MinReplicas stays nil, an empty Metrics stays
 // empty.
 
-// HPASpec returns the autoscaler's spec as an autoscaling/v2
-// HorizontalPodAutoscalerSpec, for code that evaluates HPAs and Autoscalers
-// alike.
-func (a *Autoscaler) HPASpec() autoscalingv2.HorizontalPodAutoscalerSpec {
-	return ToHPASpec(&a.Spec)
-}
-
 // ToHPASpec converts an AutoscalerSpec to the equal
 // HorizontalPodAutoscalerSpec. in must not be nil.
 func ToHPASpec(in *AutoscalerSpec) autoscalingv2.HorizontalPodAutoscalerSpec {

@@ -147,8 +147,8 @@ func TestSpecConversion(t *testing.T) {
 				t.Errorf("FromHPASpec JSON:\n got %s\nwant %s", got, want)
 			}
 			a := &Autoscaler{Spec: ours}
-			if back := a.HPASpec(); !apiequality.Semantic.DeepEqual(back, tc.hpa) {
-				t.Errorf("HPASpec(FromHPASpec(x)) != x:\n got %+v\nwant %+v", back, tc.hpa)
+			if back := ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(back, tc.hpa) {
+				t.Errorf("ToHPASpec(&Autoscaler{Spec: FromHPASpec(x)}.Spec) != x:\n got %+v\nwant %+v", back, tc.hpa)
 			}
 			if back := ToHPASpec(&ours); !reflect.DeepEqual(back, tc.hpa) {
 				t.Errorf("ToHPASpec(FromHPASpec(x)) not deeply equal to x")
@@ -203,13 +203,13 @@ func TestConversionsCopy(t *testing.T) {
 			out.Behavior.ScaleUp.Policies[0].Value = 1
 			return !apiequality.Semantic.DeepEqual(in, fullSpec())
 		}},
-		{"HPASpec", func() bool {
+		{"ToHPASpec", func() bool {
 			a := &Autoscaler{Spec: FromHPASpec(ptr(fullSpec()))}
-			out := a.HPASpec()
+			out := ToHPASpec(&a.Spec)
 			*out.MinReplicas = 9
 			out.Metrics[2].Pods.Metric.Name = "other"
 			*out.Behavior.ScaleDown.StabilizationWindowSeconds = 1
-			return !apiequality.Semantic.DeepEqual(a.HPASpec(), fullSpec())
+			return !apiequality.Semantic.DeepEqual(ToHPASpec(&a.Spec), fullSpec())
 		}},
 		{"FromHPAStatus", func() bool {
 			in := fullStatus()
@@ -268,7 +268,7 @@ spec:
 	if err := yaml.UnmarshalStrict([]byte(pasted), &a); err != nil {
 		t.Fatalf("pasted HPA does not decode strictly as an Autoscaler: %v", err)
 	}
-	if got := a.HPASpec(); !apiequality.Semantic.DeepEqual(got, hpa.Spec) {
+	if got := ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(got, hpa.Spec) {
 		t.Errorf("pasted spec differs:\n got %+v\nwant %+v", got, hpa.Spec)
 	}
 }

@@ -47,7 +47,7 @@ type Autoscaler struct {
 
 // AutoscalerSpec has every field of autoscaling/v2 HorizontalPodAutoscalerSpec
 // (same names, types, JSON and defaults), so that an HPA spec can be pasted
-// unchanged, and the extensions after them. HPASpec and FromHPASpec convert
+// unchanged, and the extensions after them. ToHPASpec and FromHPASpec convert
 // the HPA fields without loss.
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.paused) && self.paused && has(self.dryRun) && self.dryRun)",message="paused and dryRun are exclusive: a paused autoscaler decides nothing to rehearse; set one of them",fieldPath=".dryRun",reason=FieldValueForbidden

@@ -1,9 +1,9 @@
-// Command simulator runs test/simulator against any cluster: it serves the
+// Command fakeapp runs test/fakeapp against any cluster: it serves the
 // simulated request counters and queue gauge on a loopback address for a
 // Prometheus to scrape, following one traffic shape, until the shape has
 // played or it is interrupted.
 //
-//	go run ./test/simulator/cmd/simulator --kubeconfig ADMIN.kubeconfig --namespace ebbflow-demo
+//	go run ./test/fakeapp/cmd/fakeapp --kubeconfig ADMIN.kubeconfig --namespace ebbflow-demo
 package main
 
 import (
@@ -19,12 +19,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ebbflow/ebbflow/test/exporter"
-	"github.com/ebbflow/ebbflow/test/simulator"
+	"github.com/ebbflow/ebbflow/test/fakeapp"
 )
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "simulator:", err)
+		fmt.Fprintln(os.Stderr, "fakeapp:", err)
 		os.Exit(1)
 	}
 }
@@ -32,7 +32,7 @@ func main() {
 // run parses the flags, then simulates until the shape has played (plus
 // --linger) or a signal arrives.
 func run(args []string) error {
-	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
+	fs := flag.NewFlagSet("fakeapp", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
 	listen := fs.String("listen", "127.0.0.1:9464", "loopback address serving /metrics")
 	ns := fs.String("namespace", "ebbflow-demo", "namespace of the workloads")
@@ -56,21 +56,21 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	shape := func(scale float64) simulator.Profile {
+	shape := func(scale float64) fakeapp.Profile {
 		d := *duration
-		return simulator.Shape{Base: *base * scale, Peak: *peak * scale,
+		return fakeapp.Shape{Base: *base * scale, Peak: *peak * scale,
 			Lead: d / 16, RampUp: d / 4, Plateau: d / 4, RampDown: d / 4, Tail: d - d/16 - 3*(d/4)}.Profile()
 	}
-	sc := simulator.Config{Client: client}
+	sc := fakeapp.Config{Client: client}
 	if *web != "" {
-		sc.Services = []simulator.Service{{Namespace: *ns, Selector: *web, Service: *service, Rate: shape(1)}}
+		sc.Services = []fakeapp.Service{{Namespace: *ns, Selector: *web, Service: *service, Rate: shape(1)}}
 	}
 	if *worker != "" {
-		sc.Queues = []simulator.Queue{{Name: *queue, Namespace: *ns, Selector: *worker, Produce: shape(0.6), ConsumePerPod: *consume}}
+		sc.Queues = []fakeapp.Queue{{Name: *queue, Namespace: *ns, Selector: *worker, Produce: shape(0.6), ConsumePerPod: *consume}}
 	}
 	exp := exporter.New()
 	sc.Sink = exp
-	sim, err := simulator.New(sc)
+	sim, err := fakeapp.New(sc)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func run(args []string) error {
 		return err
 	}
 	defer exp.Close()
-	fmt.Printf("simulator: serving %s for %v\n", exp.URL(), *duration+*linger)
+	fmt.Printf("fakeapp: serving %s for %v\n", exp.URL(), *duration+*linger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,4 +1,4 @@
-package simulator
+package fakeapp
 
 import (
 	"errors"
@@ -50,7 +50,7 @@ func usageLabels(s Service, pod string) map[string]string {
 // stepUsage advances the usage series of every present pod (Ready ones at the
 // per-pod rate, the others idle) and removes those of pods that are gone. It keeps
 // the set of pods with series in st.usage.
-func (s *Simulator) stepUsage(st *serviceState, ready []string, present map[string]bool, perPod float64, dt float64) {
+func (s *App) stepUsage(st *serviceState, ready []string, present map[string]bool, perPod float64, dt float64) {
 	u := st.spec.Usage
 	if u == nil {
 		return
@@ -78,7 +78,7 @@ func (s *Simulator) stepUsage(st *serviceState, ready []string, present map[stri
 	}
 }
 
-func (s *Simulator) deleteUsage(st *serviceState, pod string) {
+func (s *App) deleteUsage(st *serviceState, pod string) {
 	l := usageLabels(st.spec, pod)
 	s.cfg.Sink.Delete(CPUUsageMetric, l)
 	s.cfg.Sink.Delete(MemoryUsageMetric, l)

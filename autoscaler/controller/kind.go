@@ -20,7 +20,7 @@ import (
 )
 
 // Object is one autoscaler, whatever its kind, as a reconcile sees it. It is
-// owned by the reconcile that got it: Backend.Get returns a fresh deep copy.
+// owned by the reconcile that got it: Kind.Get returns a fresh deep copy.
 type Object struct {
 	Namespace  string
 	Name       string
@@ -50,7 +50,7 @@ type Object struct {
 	// Warning event.
 	Warnings []string
 	// Source is the API object (a deep copy): events are recorded on it and
-	// Backend.Store writes it back.
+	// Kind.Store writes it back.
 	Source runtime.Object
 }
 
@@ -81,7 +81,7 @@ func (c *Controller) buildRecord(res *evaluation.Result) func() v1alpha1.Decisio
 	}
 }
 
-// Stored is what Backend.Store wrote: the API writes that succeeded, in
+// Stored is what Kind.Store wrote: the API writes that succeeded, in
 // order.
 type Stored []Write
 
@@ -102,11 +102,11 @@ func (e *StatusError) Error() string {
 }
 func (e *StatusError) Unwrap() error { return e.Err }
 
-// Backend is one kind of autoscaler object.
-type Backend interface {
-	// Kind names the kind; it prefixes queue keys and must be unique among
-	// the backends of a controller and contain no '/'.
-	Kind() string
+// Kind is one kind of autoscaler object.
+type Kind interface {
+	// Name names the kind; it prefixes queue keys and must be unique among
+	// the kinds of a controller and contain no '/'.
+	Name() string
 	// Informer is the shared informer of the kind; the controller adds its
 	// event handlers and waits for it to sync.
 	Informer() cache.SharedIndexInformer
@@ -121,13 +121,13 @@ type Backend interface {
 	Store(ctx context.Context, obj *Object, change Change) (Stored, error)
 }
 
-// HPABackend serves autoscaling/v2 HorizontalPodAutoscalers (drop-in mode).
+// HPAKind serves autoscaling/v2 HorizontalPodAutoscalers (drop-in mode).
 // The extensions pause and dry-run and the sync period are set by
 // annotations (v1alpha1.PausedAnnotation, DryRunAnnotation,
 // SyncPeriodAnnotation; read by evaluation.FromHPA, as `ebbflow simulate`
 // reads them); the decision record and the scale events are kept in
 // annotations too (v1alpha1.LastDecisionAnnotation, ScaleEventsAnnotation).
-type HPABackend struct {
+type HPAKind struct {
 	informer cache.SharedIndexInformer
 	lister   autoscalinglisters.HorizontalPodAutoscalerLister
 	client   autoscalingclient.HorizontalPodAutoscalersGetter
@@ -139,24 +139,24 @@ type HPABackend struct {
 
 type signature struct{ raw, sig, by string }
 
-var _ Backend = (*HPABackend)(nil)
+var _ Kind = (*HPAKind)(nil)
 
-// NewHPABackend returns the drop-in backend over a shared HPA informer.
-func NewHPABackend(informer autoscalinginformers.HorizontalPodAutoscalerInformer, client autoscalingclient.HorizontalPodAutoscalersGetter) *HPABackend {
-	return &HPABackend{informer: informer.Informer(), lister: informer.Lister(), client: client, signatures: map[string]signature{}}
+// NewHPAKind returns the drop-in kind over a shared HPA informer.
+func NewHPAKind(informer autoscalinginformers.HorizontalPodAutoscalerInformer, client autoscalingclient.HorizontalPodAutoscalersGetter) *HPAKind {
+	return &HPAKind{informer: informer.Informer(), lister: informer.Lister(), client: client, signatures: map[string]signature{}}
 }
 
-// hpaKind is the Kind of HPABackend.
-const hpaKind = "HorizontalPodAutoscaler"
+// hpaKindName is the Kind of HPAKind.
+const hpaKindName = "HorizontalPodAutoscaler"
 
-// Kind implements Backend.
-func (b *HPABackend) Kind() string { return hpaKind }
+// Name implements Kind.
+func (b *HPAKind) Name() string { return hpaKindName }
 
-// Informer implements Backend.
-func (b *HPABackend) Informer() cache.SharedIndexInformer { return b.informer }
+// Informer implements Kind.
+func (b *HPAKind) Informer() cache.SharedIndexInformer { return b.informer }
 
-// Get implements Backend.
-func (b *HPABackend) Get(namespace, name string) (*Object, error) {
+// Get implements Kind.
+func (b *HPAKind) Get(namespace, name string) (*Object, error) {
 	shared, err := b.lister.HorizontalPodAutoscalers(namespace).Get(name)
 	if err != nil {
 		b.mu.Lock()
@@ -183,7 +183,7 @@ func (b *HPABackend) Get(namespace, name string) (*Object, error) {
 // signature returns the signature and the evaluatedBy of the record in an
 // HPA's annotation, decoding it only when it changed since the last call for
 // that HPA.
-func (b *HPABackend) signature(key, raw string) (sig, by string) {
+func (b *HPAKind) signature(key, raw string) (sig, by string) {
 	if raw == "" {
 		return "", ""
 	}
@@ -202,11 +202,11 @@ func (b *HPABackend) signature(key, raw string) (sig, by string) {
 // controlAnnotations are the annotations whose change is evaluated at once.
 var controlAnnotations = []string{v1alpha1.PausedAnnotation, v1alpha1.DryRunAnnotation, v1alpha1.SyncPeriodAnnotation}
 
-// Store implements Backend: the status through the status subresource when
+// Store implements Kind: the status through the status subresource when
 // it changed, then the record (when its outcome changed) and the scale
 // events (when they changed) in one merge patch of the annotations (no
 // resource version precondition: it touches nothing else).
-func (b *HPABackend) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
+func (b *HPAKind) Store(ctx context.Context, obj *Object, change Change) (Stored, error) {
 	var out Stored
 	if change.Status {
 		hpa := obj.Source.(*autoscalingv2.HorizontalPodAutoscaler).DeepCopy()
@@ -242,7 +242,7 @@ func (b *HPABackend) Store(ctx context.Context, obj *Object, change Change) (Sto
 
 // patchAnnotations sets annotations with one merge patch; a "" value
 // removes its annotation.
-func (b *HPABackend) patchAnnotations(ctx context.Context, obj *Object, values map[string]string) (string, error) {
+func (b *HPAKind) patchAnnotations(ctx context.Context, obj *Object, values map[string]string) (string, error) {
 	annotations := make(map[string]any, len(values))
 	for k, v := range values {
 		if v == "" {

@@ -1,4 +1,4 @@
-package simulator
+package fakeapp
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func (w *watchSet) start(ctx context.Context) error {
 		f.Start(ctx.Done())
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
-				return fmt.Errorf("simulator: pod cache %q (%v) did not sync: %w", key, typ, context.Cause(ctx))
+				return fmt.Errorf("fakeapp: pod cache %q (%v) did not sync: %w", key, typ, context.Cause(ctx))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package chart
+package pngplot
 
 import (
 	"image/png"
@@ -22,7 +22,7 @@ func TestWritePNG(t *testing.T) {
 		t.Errorf("style: step %v, dashes %v", l.StepStyle, l.Dashes)
 	}
 	p.Add(l)
-	path := filepath.Join(t.TempDir(), "sub", "chart.png")
+	path := filepath.Join(t.TempDir(), "sub", "pngplot.png")
 	if err := WritePNG(path, 4*vg.Inch, 3*vg.Inch, []*plot.Plot{p, NewPanel("empty", "x", "y")}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// Package chart draws the PNG line charts of the ebbflow command and the
+// Package pngplot draws the PNG line plots of the ebbflow command and the
 // demo with gonum/plot: stacked panels on a white background, one style for
 // lines and replica steps.
-package chart
+package pngplot
 
 import (
 	"fmt"

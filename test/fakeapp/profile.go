@@ -1,5 +1,8 @@
-// Package simulator is a closed-loop workload simulator for the demo and the
-// end-to-end tests.
+// Package fakeapp is a fake application for the demo on kwok's fake nodes
+// and the end-to-end tests: it publishes the metrics an application's pods
+// would report, in a closed loop with their count, without running them.
+// (autoscaler/simulate, by contrast, replays recorded metrics through the
+// autoscaler's evaluation.)
 //
 // It watches the Ready pods of chosen Deployments and publishes, on a
 // Prometheus exporter, what those pods would report if they served real
@@ -12,11 +15,11 @@
 //     Profile rate and every Ready worker pod drains at a fixed rate, so adding
 //     workers drains the queue faster.
 //
-// Scaling a Deployment therefore changes what the simulator reports: the loop
+// Scaling a Deployment therefore changes what the fake app reports: the loop
 // through Prometheus, the adapter and the HPA is closed. The arithmetic (profile
 // evaluation, division among pods, queue step) lives in pure functions; the
-// Simulator only wires them to a pod watch, a clock and a metrics sink.
-package simulator
+// App only wires them to a pod watch, a clock and a metrics sink.
+package fakeapp
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package simulator
+package fakeapp
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Metric names and label names the simulator publishes.
+// Metric names and label names the fake app publishes.
 const (
 	RequestsMetric = "http_requests_total"
 	QueueMetric    = "queue_messages_ready"
@@ -63,7 +63,7 @@ type Queue struct {
 	Initial float64
 }
 
-// Config configures a Simulator. Client and Sink are required.
+// Config configures a App. Client and Sink are required.
 type Config struct {
 	Client kubernetes.Interface
 	Sink   Sink
@@ -98,9 +98,9 @@ type Status struct {
 	Queues   []QueueStatus
 }
 
-// Simulator publishes the series of its Services and Queues until its context
+// App publishes the series of its Services and Queues until its context
 // ends. Create it with New and run it with Run, once.
-type Simulator struct {
+type App struct {
 	cfg Config
 
 	mu        sync.Mutex
@@ -126,10 +126,10 @@ type queueState struct {
 	status QueueStatus
 }
 
-// New validates cfg and returns a Simulator that is not yet running.
-func New(cfg Config) (*Simulator, error) {
+// New validates cfg and returns a App that is not yet running.
+func New(cfg Config) (*App, error) {
 	if cfg.Sink == nil {
-		return nil, errors.New("simulator: no sink")
+		return nil, errors.New("fakeapp: no sink")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -139,26 +139,26 @@ func New(cfg Config) (*Simulator, error) {
 	}
 	for _, s := range cfg.Services {
 		if s.Service == "" || s.Namespace == "" {
-			return nil, fmt.Errorf("simulator: service %+v: namespace and service are required", s)
+			return nil, fmt.Errorf("fakeapp: service %+v: namespace and service are required", s)
 		}
 		if err := validCurve(s.Rate); err != nil {
-			return nil, fmt.Errorf("simulator: service %s: %w", s.Service, err)
+			return nil, fmt.Errorf("fakeapp: service %s: %w", s.Service, err)
 		}
 		if s.Usage != nil {
 			if err := s.Usage.validate(); err != nil {
-				return nil, fmt.Errorf("simulator: service %s: %w", s.Service, err)
+				return nil, fmt.Errorf("fakeapp: service %s: %w", s.Service, err)
 			}
 		}
 	}
 	for _, q := range cfg.Queues {
 		if q.Name == "" || q.Namespace == "" || q.ConsumePerPod < 0 || q.Initial < 0 {
-			return nil, fmt.Errorf("simulator: queue %+v: name and namespace required, rates not negative", q)
+			return nil, fmt.Errorf("fakeapp: queue %+v: name and namespace required, rates not negative", q)
 		}
 		if err := validCurve(q.Produce); err != nil {
-			return nil, fmt.Errorf("simulator: queue %s: %w", q.Name, err)
+			return nil, fmt.Errorf("fakeapp: queue %s: %w", q.Name, err)
 		}
 	}
-	return &Simulator{cfg: cfg}, nil
+	return &App{cfg: cfg}, nil
 }
 
 // Run watches the pods of every workload, then advances the series every
@@ -166,9 +166,9 @@ func New(cfg Config) (*Simulator, error) {
 // have synced. Run returns nil when ctx ends, after removing every series it
 // published; it returns an error if the caches cannot sync. It needs
 // Config.Client.
-func (s *Simulator) Run(ctx context.Context) error {
+func (s *App) Run(ctx context.Context) error {
 	if s.cfg.Client == nil {
-		return errors.New("simulator: no kubernetes client")
+		return errors.New("fakeapp: no kubernetes client")
 	}
 	watches := newWatchSet(s.cfg.Client)
 	pods := func(ns, sel string) (Pods, error) { return watches.add(ns, sel) }
@@ -199,20 +199,20 @@ func (s *Simulator) Run(ctx context.Context) error {
 }
 
 // attach gives every workload its pod view.
-func (s *Simulator) attach(pods func(ns, sel string) (Pods, error)) error {
+func (s *App) attach(pods func(ns, sel string) (Pods, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, spec := range s.cfg.Services {
 		p, err := pods(spec.Namespace, spec.Selector)
 		if err != nil {
-			return fmt.Errorf("simulator: service %s: %w", spec.Service, err)
+			return fmt.Errorf("fakeapp: service %s: %w", spec.Service, err)
 		}
 		s.services = append(s.services, &serviceState{spec: spec, pods: p, published: map[string]bool{}, usage: map[string]bool{}})
 	}
 	for _, q := range s.cfg.Queues {
 		p, err := pods(q.Namespace, q.Selector)
 		if err != nil {
-			return fmt.Errorf("simulator: queue %s: %w", q.Name, err)
+			return fmt.Errorf("fakeapp: queue %s: %w", q.Name, err)
 		}
 		s.queues = append(s.queues, &queueState{q: q, pods: p, depth: q.Initial})
 	}
@@ -220,7 +220,7 @@ func (s *Simulator) attach(pods func(ns, sel string) (Pods, error)) error {
 }
 
 // begin sets the profiles' time zero and publishes the initial queue depths.
-func (s *Simulator) begin(now time.Time) {
+func (s *App) begin(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.start, s.last = now, now
@@ -232,7 +232,7 @@ func (s *Simulator) begin(now time.Time) {
 
 // Step advances every series from the previous step to now. Run calls it on
 // every tick; tests call it directly with a fake clock's times.
-func (s *Simulator) Step(now time.Time) {
+func (s *App) Step(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dt := now.Sub(s.last)
@@ -255,7 +255,7 @@ func (s *Simulator) Step(now time.Time) {
 
 // stepService advances the counters of the Ready pods of one Service and
 // removes the series of pods that no longer exist.
-func (s *Simulator) stepService(st *serviceState, elapsed, dt time.Duration) {
+func (s *App) stepService(st *serviceState, elapsed, dt time.Duration) {
 	ready, present := st.pods.Snapshot()
 	offered := st.spec.Rate.At(elapsed)
 	per := PerPod(offered, len(ready))
@@ -274,8 +274,8 @@ func (s *Simulator) stepService(st *serviceState, elapsed, dt time.Duration) {
 	st.status = ServiceStatus{Service: st.spec.Service, Offered: offered, ReadyPods: len(ready), PerPod: per}
 }
 
-// clear removes every series the simulator published.
-func (s *Simulator) clear() {
+// clear removes every series the fake app published.
+func (s *App) clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.services {
@@ -295,7 +295,7 @@ func (s *Simulator) clear() {
 }
 
 // Status returns a snapshot of the last step.
-func (s *Simulator) Status() Status {
+func (s *App) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{Elapsed: s.last.Sub(s.start)}

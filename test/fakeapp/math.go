@@ -1,4 +1,4 @@
-package simulator
+package fakeapp
 
 import "time"
 
