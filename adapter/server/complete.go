@@ -5,8 +5,8 @@ import (
 	"errors"
 	"net/http"
 
-	"k8s.io/apiserver/pkg/server/healthz"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
