@@ -37,8 +37,8 @@ type fakeHistories struct {
 	err   error
 }
 
-// GetMetricBySelector records nothing: lists are not ObjectHistory's.
-func (f *fakeHistories) GetMetricBySelector(context.Context, string, labels.Selector, cmprovider.CustomMetricInfo, labels.Selector) (*custom_metrics.MetricValueList, error) {
+// PodsHistory records nothing: lists are not ObjectHistory's.
+func (f *fakeHistories) PodsHistory(context.Context, string, cmprovider.CustomMetricInfo, labels.Selector) (*custom_metrics.MetricValueList, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "*")
 }
 

@@ -31,9 +31,9 @@ import (
 type Histories interface {
 	// ObjectHistory is the history of one object's metric, asked by name.
 	ObjectHistory(ctx context.Context, name types.NamespacedName, info cmprovider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error)
-	// GetMetricBySelector answers the pods of a namespace (*): with the
-	// reserved requirements naming a workload, that workload's history.
-	GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info cmprovider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error)
+	// PodsHistory is the history of the workload the reserved requirements
+	// name, asked for the pods of a namespace (*).
+	PodsHistory(ctx context.Context, namespace string, info cmprovider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error)
 }
 
 var _ Histories = (*provider.Provider)(nil)
@@ -82,7 +82,7 @@ func (f requestFilter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	if f.histories != nil && r.Method == http.MethodGet && mp.historyRoute() && provider.WantsHistory(sel.metric) {
+	if f.histories != nil && r.Method == http.MethodGet && mp.historyRoute() && rules.AsksHistory(sel.metric) {
 		f.serveHistory(w, r, mp, sel)
 		return
 	}
@@ -101,7 +101,7 @@ func (f requestFilter) serveHistory(w http.ResponseWriter, r *http.Request, mp m
 	var list *custom_metrics.MetricValueList
 	var err error
 	if mp.name == "*" {
-		list, err = f.histories.GetMetricBySelector(r.Context(), mp.namespace, sel.label, info, sel.metric)
+		list, err = f.histories.PodsHistory(r.Context(), mp.namespace, info, sel.metric)
 	} else {
 		list, err = f.histories.ObjectHistory(r.Context(), name, info, sel.metric)
 	}
