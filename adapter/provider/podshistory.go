@@ -27,12 +27,12 @@ var podsGR = schema.GroupResource{Resource: "pods"}
 func (p *Provider) PodsHistory(ctx context.Context, namespace string, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValueList, err error) {
 	start := time.Now()
 	defer func() { p.observe(apiCustom, start, err) }()
+	rest, h, splitErr := rules.SplitHistory(metricSelector)
 	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
 	if err != nil {
 		return nil, err
 	}
-	rest, h, err := rules.SplitHistory(metricSelector)
-	if err != nil || h == nil || h.Pods.IsZero() || info.GroupResource != podsGR || namespace == "" {
+	if splitErr != nil || h == nil || h.Pods.IsZero() || info.GroupResource != podsGR || namespace == "" {
 		if err := refuseHistory(metricSelector, "a list of objects (* or a label selector)"); err != nil {
 			return nil, err
 		}
