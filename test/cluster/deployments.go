@@ -77,7 +77,7 @@ func WaitReplicas(ctx context.Context, cs kubernetes.Interface, ns, name string,
 		return cond(last), nil
 	})
 	if err != nil {
-		return last, fmt.Errorf("Deployment %s/%s: %d replicas after %v: %w", ns, name, last, timeout, err)
+		return last, fmt.Errorf("deployment %s/%s: %d replicas after %v: %w", ns, name, last, timeout, err)
 	}
 	return last, nil
 }
