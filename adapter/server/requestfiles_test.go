@@ -8,10 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +23,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/test/coverfiles"
 )
 
 // maxRequestFiles bounds the files of adapter/... one request runs through at
@@ -44,52 +41,13 @@ const maxRequestFiles = 18
 //
 //	go test -tags requestfiles -count=1 -run '^TestRequestFiles$' -v ./adapter/server/
 func TestRequestFiles(t *testing.T) {
-	built := blockCounts(t, "^TestRequestPath$/^built$")
-	whole := blockCounts(t, "^TestRequestPath$")
-	if len(whole) == 0 {
-		t.Fatal("empty coverage profile")
-	}
-	ran := map[string]bool{}
-	for block, n := range whole {
-		if file := block[:strings.IndexByte(block, ':')]; n > built[block] && !strings.Contains(file, "/fake/") {
-			ran[file] = true
-		}
-	}
-	files := make([]string, 0, len(ran))
-	for f := range ran {
-		files = append(files, strings.TrimPrefix(f, "github.com/ebbflow/ebbflow/"))
-	}
-	sort.Strings(files)
+	built := coverfiles.Counts(t, "requestfiles", "^TestRequestPath$/^built$", "github.com/ebbflow/ebbflow/adapter/...")
+	whole := coverfiles.Counts(t, "requestfiles", "^TestRequestPath$", "github.com/ebbflow/ebbflow/adapter/...")
+	files := coverfiles.Grown(built, whole, "/fake/")
 	t.Logf("%d files run by one request:\n%s", len(files), strings.Join(files, "\n"))
 	if len(files) > maxRequestFiles {
 		t.Errorf("one request runs through %d files, want at most %d", len(files), maxRequestFiles)
 	}
-}
-
-// blockCounts runs the tests run selects with -coverpkg=./adapter/... and
-// returns the execution count of each block ("file:position").
-func blockCounts(t *testing.T, run string) map[string]int {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "cover.out")
-	cmd := exec.Command("go", "test", "-tags", "requestfiles", "-count=1", "-run", run,
-		"-coverpkg=github.com/ebbflow/ebbflow/adapter/...", "-coverprofile="+out, ".")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go test -run %s: %v\n%s", run, err, msg)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] { // after "mode: ..."
-		var block string
-		var stmts, n int
-		if _, err := fmt.Sscan(line, &block, &stmts, &n); err != nil {
-			t.Fatalf("profile line %q: %v", line, err)
-		}
-		counts[block] += n
-	}
-	return counts
 }
 
 // TestRequestPath is the request TestRequestFiles measures: the adapter's
