@@ -227,6 +227,7 @@ func checkPodResolvers(ctx context.Context, t *testing.T) {
 			conf, err := os.ReadFile(fmt.Sprintf("/proc/%d/root/etc/resolv.conf", c.pid))
 			if err != nil {
 				t.Errorf("%v: %v", c, err)
+				bad++
 				continue
 			}
 			var servers []string
