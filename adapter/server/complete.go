@@ -5,14 +5,9 @@ import (
 	"errors"
 	"net/http"
 
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
-	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
@@ -47,8 +42,8 @@ type CompletedConfig struct {
 // Complete builds the adapter from the config: a Guard per Prometheus backend,
 // discovery with the rules, the object cache, the providers, the API server with
 // its filters, readiness checks and the groups it serves, and the rule-file
-// reloader. Nothing runs until Run. The caller's options are not changed: the
-// generic API server is configured from a copy of their serving options.
+// reloader. Nothing runs until Run. The API server is built through the
+// options' custom-metrics-apiserver AdapterBase, the flags' builder.
 func (c *Config) Complete() (CompletedConfig, error) {
 	o := c.Options
 	guards, err := prom.NewGuardMetrics(c.Registerer)
@@ -63,7 +58,10 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	}
 	disc.SetRules(c.Rules.Rules)
 
-	restConfig := c.RESTConfig
+	restConfig, err := o.Base.ClientConfig()
+	if err != nil {
+		return CompletedConfig{}, err
+	}
 	metaClient, err := metadata.NewForConfig(restConfig)
 	if err != nil {
 		return CompletedConfig{}, err
@@ -83,14 +81,11 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	// file holds, so that their APIServices are Available and a reload adding the
 	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
 	cc.apis = selectAPIs(o.ResourceMetrics, c.Rules)
-	var custom cmprovider.CustomMetricsProvider
-	var external cmprovider.ExternalMetricsProvider
-	var histories Histories
 	if cc.apis.Custom {
-		custom, histories = prov, prov
+		o.Base.WithCustomMetrics(prov)
 	}
 	if cc.apis.External {
-		external = prov
+		o.Base.WithExternalMetrics(prov)
 	}
 	if cc.apis.Resource {
 		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.
@@ -104,11 +99,19 @@ func (c *Config) Complete() (CompletedConfig, error) {
 			return CompletedConfig{}, err
 		}
 	}
-	generic, err := o.genericConfig(restConfig, cc.apis)
+	if o.Transport.DisableHTTP2 {
+		o.Base.SecureServing.DisableHTTP2Serving = true
+	}
+	o.setOpenAPI(cc.apis.Custom, cc.apis.External, cc.apis.Resource)
+	apiConfig, err := o.Base.Config()
 	if err != nil {
 		return CompletedConfig{}, err
 	}
-	if cc.server, err = NewMetricsServer(&generic.Config, generic.SharedInformerFactory, o.Base.Name, custom, external, histories); err != nil {
+	InstallFilters(apiConfig.GenericConfig)
+	if cc.apis.Custom {
+		InstallObjectHistory(apiConfig.GenericConfig, prov)
+	}
+	if cc.server, err = o.Base.Server(); err != nil {
 		return CompletedConfig{}, err
 	}
 	if cc.resAPI != nil {
@@ -132,32 +135,4 @@ func (c *Config) Complete() (CompletedConfig, error) {
 		cc.reload.resource = cc.resAPI.provider
 	}
 	return CompletedConfig{cc}, nil
-}
-
-// genericConfig is the generic API server's configuration from a copy of o's
-// serving, authentication, authorization, audit and feature options (applying
-// them writes generated certificates into the copy, not into o), with OpenAPI
-// definitions of the groups apis serves.
-func (o Options) genericConfig(restConfig *rest.Config, apis servedAPIs) (*genericapiserver.RecommendedConfig, error) {
-	serving := *o.Base.CustomMetricsAdapterServerOptions
-	secure := *serving.SecureServing
-	inner := *secure.SecureServingOptions
-	secure.SecureServingOptions = &inner
-	serving.SecureServing = &secure
-	if o.Transport.DisableHTTP2 {
-		inner.DisableHTTP2Serving = true
-	}
-	serving.OpenAPIConfig, serving.OpenAPIV3Config = nil, nil
-	client, err := kubernetes.NewForConfig(restConfig)
-	if err != nil {
-		return nil, err
-	}
-	rc := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
-	rc.ClientConfig = restConfig
-	rc.SharedInformerFactory = informers.NewSharedInformerFactory(client, 0)
-	if err := serving.ApplyTo(rc); err != nil {
-		return nil, err
-	}
-	setOpenAPI(&rc.Config, o.Base.Name, apis)
-	return rc, nil
 }
