@@ -63,7 +63,7 @@ func testDiscovery(t *testing.T, s *stack) {
 	for _, r := range custom.APIResources {
 		have[r.Name] = true
 	}
-	for _, want := range []string{"pods/http_requests_per_second", "pods/http_requests_per_second_fresh", "namespaces/http_requests_per_second", "pods/worker_inflight", "namespaces/worker_inflight"} {
+	for _, want := range []string{"pods/http_requests_per_second", "pods/http_requests_per_second_fresh", "pods/http_requests_per_second_complete", "namespaces/http_requests_per_second", "pods/worker_inflight", "namespaces/worker_inflight"} {
 		if !have[want] {
 			t.Errorf("custom discovery lacks %s: %v", want, have)
 		}
@@ -100,6 +100,17 @@ func testCustom(t *testing.T, s *stack) {
 	var fresh cmv1beta2.MetricValueList
 	if code := get(t, s.metrics.URL+base+"/pods/*/http_requests_per_second_fresh?labelSelector=app%3Dweb", &fresh); code != 200 || len(fresh.Items) != 5 {
 		t.Errorf("pods' fresh rate: %d, %d items, want 5", code, len(fresh.Items))
+	}
+	var complete cmv1beta2.MetricValueList
+	if code := get(t, s.metrics.URL+base+"/pods/*/http_requests_per_second_complete?labelSelector=app%3Dweb", &complete); code != 200 || len(complete.Items) != 5 {
+		t.Errorf("pods' rate over a complete window: %d, %d items, want 5", code, len(complete.Items))
+	}
+	for _, it := range complete.Items {
+		var i int
+		fmt.Sscanf(it.DescribedObject.Name, "web-%d", &i)
+		if got, want := it.Value.AsApproximateFloat64(), 10*float64(i+1); !near(got, want) {
+			t.Errorf("%s over a complete window: %g requests/s, want about %g", it.DescribedObject.Name, got, want)
+		}
 	}
 	var one cmv1beta2.MetricValueList
 	if code := get(t, s.metrics.URL+base+"/pods/worker-2/worker_inflight", &one); code != 200 || len(one.Items) != 1 || one.Items[0].Value.Value() != 3 {
