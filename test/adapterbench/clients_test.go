@@ -23,7 +23,7 @@ import (
 // clients reach the custom metrics API of one identity through
 // kube-apiserver and straight on the adapter's port, and Prometheus.
 type clients struct {
-	api, direct, prom         *http.Client
+	api, direct, prom          *http.Client
 	apiURL, directURL, promURL string
 }
 
