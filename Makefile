@@ -81,7 +81,7 @@ bench-cluster:
 ## bench-adapter: ebbflow-adapter and prometheus-adapter v0.12.0 (built on request) one after the other behind kube-apiserver on one local cluster, the same rule file and 1,000 pods: latency of a `*` and a one-pod Pods request through kube-apiserver and direct, throughput with 8 clients, peak RSS, Prometheus' and the adapter's share; report in _output/bench/ (EBBFLOW_ADAPTER_BENCH_PODS, _N, _CLIENTS, _WINDOW; see docs/benchmarks.md)
 bench-adapter:
 	@mkdir -p _output/bench
-	hack/build-tools.sh && hack/build-tools.sh prometheus-adapter && hack/install-prometheus.sh && out=_output/bench/adapter-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_ADAPTER_BENCH_OUT=$$PWD/$$out $(GO) test -tags adapterbench -count=1 -timeout 20m -v -run '^TestAdapterBench$$' ./test/adapterbench/ && echo "report in $$out"
+	hack/build-tools.sh && hack/deps.sh prometheus-adapter && out=_output/bench/adapter-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_ADAPTER_BENCH_OUT=$$PWD/$$out $(GO) test -tags adapterbench -count=1 -timeout 20m -v -run '^TestAdapterBench$$' ./test/adapterbench/ && echo "report in $$out"
 
 ## bench-forecast-cost: what forecasting costs at EBBFLOW_FORECAST_COST_N (default 1000) Autoscalers on the local cluster, each on its own External metric with a week of backfilled daily history: autoscaler, adapter and Prometheus CPU, the autoscaler's memory and the Prometheus reads, the metric alone against a daily forecast with its hourly self-check (warm-up and steady); report in _output/bench/ (see docs/benchmarks.md)
 bench-forecast-cost:
