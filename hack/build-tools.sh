@@ -146,7 +146,7 @@ describe() {
     # beside ebbflow-adapter (test/adapterbench). Its cmd/adapter is built as
     # the binary prometheus-adapter (its image's name).
     MOD=promadapter MODPATH=sigs.k8s.io/prometheus-adapter VERSION="${PROMETHEUS_ADAPTER_VERSION}"
-    PKGS=(sigs.k8s.io/prometheus-adapter/cmd/adapter) BINS=(prometheus-adapter) ESTIMATE="~2-4 min"
+    PKGS=(sigs.k8s.io/prometheus-adapter/cmd/adapter) BINS=(prometheus-adapter) ESTIMATE="~4-14 min (13.5 at -p 1 beside other builds)"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"
