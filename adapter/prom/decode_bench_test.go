@@ -1,12 +1,9 @@
 package prom
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/common/model"
 )
 
 // answer1000 is a query answer of 1,000 samples, one per pod, as Prometheus
@@ -35,8 +32,8 @@ func BenchmarkDecodeVector(b *testing.B) {
 		if err := decodeEnvelope(200, body, &data); err != nil {
 			b.Fatal(err)
 		}
-		var v model.Vector
-		if err := json.Unmarshal(data.Result, &v); err != nil {
+		v, err := decodeVector(data.Result)
+		if err != nil {
 			b.Fatal(err)
 		}
 		if len(v) != 1000 {

@@ -175,8 +175,8 @@ func (c *HTTPClient) Query(ctx context.Context, query string) (model.Vector, err
 	}
 	switch data.Type {
 	case model.ValVector:
-		var v model.Vector
-		if err := json.Unmarshal(data.Result, &v); err != nil {
+		v, err := decodeVector(data.Result)
+		if err != nil {
 			return nil, fmt.Errorf("decode vector: %w", err)
 		}
 		return v, nil
