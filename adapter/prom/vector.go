@@ -38,17 +38,12 @@ func plainVector(b []byte) (_ model.Vector, ok bool) {
 			return nil, false
 		}
 		v = append(v, s)
-		i = skipSpace(b, next)
-		if i >= len(b) {
+		var done bool
+		if i, done, ok = afterItem(b, next, ']'); !ok {
 			return nil, false
 		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case ']':
-			return v, skipSpace(b, i+1) == len(b)
-		default:
-			return nil, false
+		if done {
+			return v, skipSpace(b, i) == len(b)
 		}
 	}
 }
@@ -82,20 +77,15 @@ func plainSample(b []byte, i int) (_ *model.Sample, next int, ok bool) {
 		default:
 			return nil, i, false
 		}
+		var done bool
+		if ok {
+			i, done, ok = afterItem(b, j, '}')
+		}
 		if !ok {
 			return nil, i, false
 		}
-		i = skipSpace(b, j)
-		if i >= len(b) {
-			return nil, i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return s, i + 1, seenMetric && seenValue
-		default:
-			return nil, i, false
+		if done {
+			return s, i, seenMetric && seenValue
 		}
 	}
 }
@@ -127,17 +117,9 @@ func plainMetric(b []byte, i int) (model.Metric, int, bool) {
 			return nil, i, false
 		}
 		m[model.LabelName(name)] = model.LabelValue(value)
-		i = skipSpace(b, j)
-		if i >= len(b) {
-			return nil, i, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return m, i + 1, true
-		default:
-			return nil, i, false
+		var done bool
+		if i, done, ok = afterItem(b, j, '}'); !ok || done {
+			return m, i, ok
 		}
 	}
 }
@@ -170,6 +152,22 @@ func plainPair(b []byte, i int, s *model.Sample) (int, bool) {
 		return i, false
 	}
 	return i + 1, true
+}
+
+// afterItem reads what follows an item of an array or object closed by
+// closer: a comma (more follows, i after it) or closer (done, i after it).
+func afterItem(b []byte, i int, closer byte) (next int, done, ok bool) {
+	i = skipSpace(b, i)
+	if i >= len(b) {
+		return i, false, false
+	}
+	switch b[i] {
+	case ',':
+		return skipSpace(b, i+1), false, true
+	case closer:
+		return i + 1, true, true
+	}
+	return i, false, false
 }
 
 // plainString returns the content of the string starting at b[i] and the

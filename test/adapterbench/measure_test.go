@@ -1,6 +1,7 @@
 package adapterbench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,36 +29,28 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-const scrapeBefore = `# TYPE apiserver_request_duration_seconds histogram
-apiserver_request_duration_seconds_bucket{group="custom.metrics.k8s.io",verb="LIST",le="+Inf"} 10
-apiserver_request_duration_seconds_sum{group="custom.metrics.k8s.io",verb="LIST"} 0.5
-apiserver_request_duration_seconds_count{group="custom.metrics.k8s.io",verb="LIST"} 10
-apiserver_request_duration_seconds_bucket{group="",verb="GET",le="+Inf"} 3
-apiserver_request_duration_seconds_sum{group="",verb="GET"} 9
-apiserver_request_duration_seconds_count{group="",verb="GET"} 3
+// scrapeText is a /metrics page: a histogram of custom.metrics.k8s.io
+// requests and of other ones (count, sum), and an unchanging summary.
+func scrapeText(custom, customSum, other, otherSum float64) string {
+	return fmt.Sprintf(`# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{group="custom.metrics.k8s.io",verb="LIST",le="+Inf"} %[1]g
+apiserver_request_duration_seconds_sum{group="custom.metrics.k8s.io",verb="LIST"} %[2]g
+apiserver_request_duration_seconds_count{group="custom.metrics.k8s.io",verb="LIST"} %[1]g
+apiserver_request_duration_seconds_bucket{group="",verb="GET",le="+Inf"} %[3]g
+apiserver_request_duration_seconds_sum{group="",verb="GET"} %[4]g
+apiserver_request_duration_seconds_count{group="",verb="GET"} %[3]g
 # TYPE prometheus_engine_query_duration_seconds summary
 prometheus_engine_query_duration_seconds_sum{slice="inner_eval"} 1
 prometheus_engine_query_duration_seconds_count{slice="inner_eval"} 4
-`
-
-const scrapeAfter = `# TYPE apiserver_request_duration_seconds histogram
-apiserver_request_duration_seconds_bucket{group="custom.metrics.k8s.io",verb="LIST",le="+Inf"} 30
-apiserver_request_duration_seconds_sum{group="custom.metrics.k8s.io",verb="LIST"} 0.9
-apiserver_request_duration_seconds_count{group="custom.metrics.k8s.io",verb="LIST"} 30
-apiserver_request_duration_seconds_bucket{group="",verb="GET",le="+Inf"} 4
-apiserver_request_duration_seconds_sum{group="",verb="GET"} 19
-apiserver_request_duration_seconds_count{group="",verb="GET"} 4
-# TYPE prometheus_engine_query_duration_seconds summary
-prometheus_engine_query_duration_seconds_sum{slice="inner_eval"} 1
-prometheus_engine_query_duration_seconds_count{slice="inner_eval"} 4
-`
+`, custom, customSum, other, otherSum)
+}
 
 func TestMeanBetween(t *testing.T) {
-	before, err := benchcluster.ParseScrape(scrapeBefore)
+	before, err := benchcluster.ParseScrape(scrapeText(10, 0.5, 3, 9))
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := benchcluster.ParseScrape(scrapeAfter)
+	after, err := benchcluster.ParseScrape(scrapeText(30, 0.9, 4, 19))
 	if err != nil {
 		t.Fatal(err)
 	}

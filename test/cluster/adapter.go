@@ -140,14 +140,19 @@ func (c *Cluster) startServing(ctx context.Context, name, bin string, args []str
 // exited. The APIServices stay registered, so requests through kube-apiserver
 // fail with 503 until StartAdapter.
 func (c *Cluster) StopAdapter() {
-	for _, name := range []string{Adapter, PrometheusAdapter} {
-		c.mu.Lock()
-		p := c.procs[name]
-		delete(c.procs, name)
-		c.mu.Unlock()
-		if p != nil {
-			p.Stop(stopGrace)
-		}
+	c.stopComponent(Adapter)
+	c.stopComponent(PrometheusAdapter)
+}
+
+// stopComponent stops a component started with launch, if it runs (SIGTERM,
+// SIGKILL after a grace period), and returns once it has exited.
+func (c *Cluster) stopComponent(name string) {
+	c.mu.Lock()
+	p := c.procs[name]
+	delete(c.procs, name)
+	c.mu.Unlock()
+	if p != nil {
+		p.Stop(stopGrace)
 	}
 }
 
