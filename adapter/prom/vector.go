@@ -58,15 +58,10 @@ func plainSample(b []byte, i int) (_ *model.Sample, next int, ok bool) {
 	var seenMetric, seenValue bool
 	i = skipSpace(b, i+1)
 	for {
-		key, j, ok := plainString(b, i)
+		key, j, ok := plainKey(b, i)
 		if !ok {
 			return nil, i, false
 		}
-		j = skipSpace(b, j)
-		if j >= len(b) || b[j] != ':' {
-			return nil, i, false
-		}
-		j = skipSpace(b, j+1)
 		switch {
 		case string(key) == "metric" && !seenMetric:
 			s.Metric, j, ok = plainMetric(b, j)
@@ -101,15 +96,11 @@ func plainMetric(b []byte, i int) (model.Metric, int, bool) {
 		return m, i + 1, true
 	}
 	for {
-		name, j, ok := plainString(b, i)
+		name, j, ok := plainKey(b, i)
 		if !ok {
 			return nil, i, false
 		}
-		j = skipSpace(b, j)
-		if j >= len(b) || b[j] != ':' {
-			return nil, i, false
-		}
-		value, j, ok := plainString(b, skipSpace(b, j+1))
+		value, j, ok := plainString(b, j)
 		if !ok {
 			return nil, i, false
 		}
@@ -152,6 +143,20 @@ func plainPair(b []byte, i int, s *model.Sample) (int, bool) {
 		return i, false
 	}
 	return i + 1, true
+}
+
+// plainKey reads an object's key and its colon starting at b[i]; next is
+// the start of the value.
+func plainKey(b []byte, i int) (_ []byte, next int, ok bool) {
+	key, j, ok := plainString(b, i)
+	if !ok {
+		return nil, j, false
+	}
+	j = skipSpace(b, j)
+	if j >= len(b) || b[j] != ':' {
+		return nil, j, false
+	}
+	return key, skipSpace(b, j+1), true
 }
 
 // afterItem reads what follows an item of an array or object closed by
