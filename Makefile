@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistorySelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeVector$$' -fuzztime $(FUZZTIME) ./adapter/prom/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./autoscaler/proportional/
 	$(GO) test -run '^$$' -fuzz '^FuzzForecast$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
 	$(GO) test -run '^$$' -fuzz '^FuzzBacktest$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/

@@ -71,3 +71,34 @@ func TestPlainVectorRefusesMalformed(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeVector: whatever encoding/json reads as a vector, decodeVector
+// reads the same (input it refuses, the fast path may read too: it does not
+// validate JSON that Prometheus never writes, such as "01").
+func FuzzDecodeVector(f *testing.F) {
+	for _, seed := range []string{
+		`[]`, `[{"metric":{"pod":"a"},"value":[1764290000.123,"1.5"]}]`,
+		`[{"value":[1,"NaN"],"metric":{}}]`, `[{"metric":{"pod":"a\"b"},"value":[1,"1"]}]`,
+		`[{"metric":{"pod":"a"},"histogram":[1,{"count":"1","sum":"2"}]}]`, `null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want model.Vector
+		if json.Unmarshal(b, &want) != nil {
+			return
+		}
+		got, err := decodeVector(b)
+		if err != nil {
+			t.Fatalf("decodeVector(%q): %v; encoding/json read it", b, err)
+		}
+		if g, w := fmt.Sprint(got), fmt.Sprint(want); g != w || len(got) != len(want) {
+			t.Fatalf("decodeVector(%q) = %s, encoding/json = %s", b, g, w)
+		}
+		for i := range got {
+			if got[i].Timestamp != want[i].Timestamp {
+				t.Fatalf("decodeVector(%q): sample %d at %v, encoding/json at %v", b, i, got[i].Timestamp, want[i].Timestamp)
+			}
+		}
+	})
+}
