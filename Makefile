@@ -6,10 +6,10 @@ CACHE := .cache
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
-UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/fakeapp/... ./test/proc/... ./test/poll/... ./test/coverfiles/... ./test/certs/... ./test/resourcerules/... ./test/metricsstub/... ./test/benchcluster/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
+UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/fakeapp/... ./test/proc/... ./test/poll/... ./test/coverfiles/... ./test/certs/... ./test/resourcerules/... ./test/metricsstub/... ./test/benchcluster/... ./test/adapterbench/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-adapter bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -55,6 +55,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzHistorySelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsPath$$' -fuzztime $(FUZZTIME) ./adapter/server/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeVector$$' -fuzztime $(FUZZTIME) ./adapter/prom/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJSON$$' -fuzztime $(FUZZTIME) ./autoscaler/proportional/
 	$(GO) test -run '^$$' -fuzz '^FuzzForecast$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
 	$(GO) test -run '^$$' -fuzz '^FuzzBacktest$$' -fuzztime $(FUZZTIME) ./autoscaler/forecast/
@@ -77,6 +78,11 @@ bench-forecast-heldout:
 bench-cluster:
 	@mkdir -p _output/bench
 	hack/build-tools.sh && hack/install-prometheus.sh && $(GO) test -tags benchcluster -count=1 -timeout 100m -v -run '^TestBenchCluster$$' ./test/benchcluster/ 2>&1 | tee _output/bench/cluster-$$(date -u +%Y%m%dT%H%M%SZ).log
+
+## bench-adapter: ebbflow-adapter and prometheus-adapter v0.12.0 (built on request) one after the other behind kube-apiserver on one local cluster, the same rule file and 1,000 pods: latency of a `*` and a one-pod Pods request through kube-apiserver and direct, throughput with 8 clients, peak RSS, Prometheus' and the adapter's share; report in _output/bench/ (EBBFLOW_ADAPTER_BENCH_PODS, _N, _CLIENTS, _WINDOW; see docs/benchmarks.md)
+bench-adapter:
+	@mkdir -p _output/bench
+	hack/build-tools.sh && hack/deps.sh prometheus-adapter && out=_output/bench/adapter-$$(date -u +%Y%m%dT%H%M%SZ).md; EBBFLOW_ADAPTER_BENCH_OUT=$$PWD/$$out $(GO) test -tags adapterbench -count=1 -timeout 20m -v -run '^TestAdapterBench$$' ./test/adapterbench/ && echo "report in $$out"
 
 ## bench-forecast-cost: what forecasting costs at EBBFLOW_FORECAST_COST_N (default 1000) Autoscalers on the local cluster, each on its own External metric with a week of backfilled daily history: autoscaler, adapter and Prometheus CPU, the autoscaler's memory and the Prometheus reads, the metric alone against a daily forecast with its hourly self-check (warm-up and steady); report in _output/bench/ (see docs/benchmarks.md)
 bench-forecast-cost:

@@ -30,7 +30,7 @@ NICE="${EBBFLOW_TOOLS_NICE:-10}"
 source "${TOOLS_SRC}/versions.env"
 
 DEFAULT_TOOLS=(kube-apiserver kube-controller-manager kubectl etcd kwok kustomize controller-gen code-generator)
-EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3 mimir victoria-metrics k8s-e2e)
+EXTRA_TOOLS=(kube-scheduler kubelet kube-proxy helm thanos prometheus3 mimir victoria-metrics k8s-e2e prometheus-adapter)
 
 CODE_GENERATORS=(applyconfiguration-gen client-gen conversion-gen deepcopy-gen defaulter-gen
   informer-gen lister-gen register-gen validation-gen)
@@ -140,6 +140,13 @@ describe() {
     PKGS=(github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics) BINS=(victoria-metrics) ESTIMATE="~2-5 min"
     LDX="-X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-metrics-${VICTORIAMETRICS_VERSION}"
     TAGS="netgo"
+    ;;
+  prometheus-adapter)
+    # prometheus-adapter's release, on request: make bench-adapter serves it
+    # beside ebbflow-adapter (test/adapterbench). Its cmd/adapter is built as
+    # the binary prometheus-adapter (its image's name).
+    MOD=promadapter MODPATH=sigs.k8s.io/prometheus-adapter VERSION="${PROMETHEUS_ADAPTER_VERSION}"
+    PKGS=(sigs.k8s.io/prometheus-adapter/cmd/adapter) BINS=(prometheus-adapter) ESTIMATE="~4-14 min (13.5 at -p 1 beside other builds)"
     ;;
   controller-gen)
     MOD=codegen MODPATH=sigs.k8s.io/controller-tools VERSION="${CONTROLLER_TOOLS_VERSION}"

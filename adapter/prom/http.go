@@ -133,7 +133,21 @@ func (c *HTTPClient) do(ctx context.Context, req *http.Request, out any) error {
 	return decodeEnvelope(resp.StatusCode, body, out)
 }
 
+// decodeEnvelope decodes a response's data into out, or returns its error. A
+// success is read in one pass (the data straight into out); anything else is
+// read again field by field, for the error it carries.
 func decodeEnvelope(status int, body []byte, out any) error {
+	env := struct {
+		Status string `json:"status"`
+		Data   any    `json:"data"`
+	}{Data: out}
+	if err := json.Unmarshal(body, &env); err == nil && env.Status == "success" {
+		return nil
+	}
+	return decodeEnvelopeFields(status, body, out)
+}
+
+func decodeEnvelopeFields(status int, body []byte, out any) error {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		if status/100 != 2 {
@@ -175,8 +189,8 @@ func (c *HTTPClient) Query(ctx context.Context, query string) (model.Vector, err
 	}
 	switch data.Type {
 	case model.ValVector:
-		var v model.Vector
-		if err := json.Unmarshal(data.Result, &v); err != nil {
+		v, err := decodeVector(data.Result)
+		if err != nil {
 			return nil, fmt.Errorf("decode vector: %w", err)
 		}
 		return v, nil

@@ -78,6 +78,25 @@ func (s Scrape) Sum(name string, want map[string]string) float64 {
 	return sum
 }
 
+// Observed adds the sums and the counts of the histogram or summary series
+// of name that carry want's labels (seconds for a duration).
+func (s Scrape) Observed(name string, want map[string]string) (sum, count float64) {
+	for _, m := range s[name].GetMetric() {
+		if !matches(m, want) {
+			continue
+		}
+		switch {
+		case m.Histogram != nil:
+			sum += m.GetHistogram().GetSampleSum()
+			count += float64(m.GetHistogram().GetSampleCount())
+		case m.Summary != nil:
+			sum += m.GetSummary().GetSampleSum()
+			count += float64(m.GetSummary().GetSampleCount())
+		}
+	}
+	return sum, count
+}
+
 // Histogram is a cumulative histogram: counts of observations ≤ each upper
 // bound (ascending), +Inf included as the total.
 type Histogram struct {

@@ -54,11 +54,20 @@ func (c *Cluster) adapterKubeconfig() string {
 
 // adapterArgs returns the adapter's command line.
 func (c *Cluster) adapterArgs() []string {
+	args := append(c.servingArgs(), "--config-check-interval="+adapterConfigCheck.String())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append(args, c.extraAdapterArgs...)
+}
+
+// servingArgs are the flags ebbflow-adapter shares with prometheus-adapter
+// (custom-metrics-apiserver's and its own): rule file, Prometheus, port,
+// certificates and identity.
+func (c *Cluster) servingArgs() []string {
 	p := c.pki
 	kc := c.adapterKubeconfig()
-	args := []string{
+	return []string{
 		"--config=" + c.rulesPath(),
-		"--config-check-interval=" + adapterConfigCheck.String(),
 		"--prometheus-url=" + c.prometheusURL(),
 		"--metrics-relist-interval=" + c.opts.AdapterRelistInterval.String(),
 		"--secure-port=" + strconv.Itoa(c.ports.adapter),
@@ -71,9 +80,6 @@ func (c *Cluster) adapterArgs() []string {
 		"--lister-kubeconfig=" + kc,
 		"--v=2",
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append(args, c.extraAdapterArgs...)
 }
 
 // SetAdapterArgs replaces the flags appended to the adapter's command line
@@ -89,12 +95,28 @@ func (c *Cluster) SetAdapterArgs(args []string) {
 // updates the three APIServices and waits until each is Available. A running
 // adapter is left alone but the APIServices are still awaited.
 func (c *Cluster) StartAdapter(ctx context.Context) error {
+	return c.startServing(ctx, Adapter, c.tools.adapterBinPath, c.adapterArgs())
+}
+
+// StartPrometheusAdapter stops ebbflow-adapter and starts the binary bin of
+// prometheus-adapter (hack/build-tools.sh prometheus-adapter) in its place, as
+// component PrometheusAdapter: the same port, serving certificate, identity,
+// rule file and Prometheus, so the registered APIServices lead to it. It
+// returns as StartAdapter does; StartAdapter brings ebbflow-adapter back.
+func (c *Cluster) StartPrometheusAdapter(ctx context.Context, bin string) error {
+	c.StopAdapter()
+	return c.startServing(ctx, PrometheusAdapter, bin, c.servingArgs())
+}
+
+// startServing starts the adapter component name (bin with args) if it is
+// not running, then waits as StartAdapter does.
+func (c *Cluster) startServing(ctx context.Context, name, bin string, args []string) error {
 	c.mu.Lock()
-	p := c.procs[Adapter]
+	p := c.procs[name]
 	c.mu.Unlock()
 	if p == nil || p.Exited() {
 		var err error
-		if p, err = c.launch(Adapter, c.tools.adapterBinPath, c.adapterArgs()); err != nil {
+		if p, err = c.launch(name, bin, args); err != nil {
 			return err
 		}
 	}
@@ -102,7 +124,7 @@ func (c *Cluster) StartAdapter(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, "ebbflow-adapter /readyz", adapterReadyTimeout, p, func(ctx context.Context) (bool, error) {
+	if err := waitFor(ctx, name+" /readyz", adapterReadyTimeout, p, func(ctx context.Context) (bool, error) {
 		return probe(ctx, hc, c.AdapterURL()+"/readyz")
 	}); err != nil {
 		return err
@@ -113,13 +135,21 @@ func (c *Cluster) StartAdapter(ctx context.Context) error {
 	return c.WaitAPIServicesAvailable(ctx, apiServiceTimeout)
 }
 
-// StopAdapter stops ebbflow-adapter (SIGTERM, SIGKILL after a grace period)
-// and returns once it has exited. The APIServices stay registered, so
-// requests through kube-apiserver fail with 503 until StartAdapter.
+// StopAdapter stops ebbflow-adapter, or prometheus-adapter started in its
+// place (SIGTERM, SIGKILL after a grace period), and returns once it has
+// exited. The APIServices stay registered, so requests through kube-apiserver
+// fail with 503 until StartAdapter.
 func (c *Cluster) StopAdapter() {
+	c.stopComponent(Adapter)
+	c.stopComponent(PrometheusAdapter)
+}
+
+// stopComponent stops a component started with launch, if it runs (SIGTERM,
+// SIGKILL after a grace period), and returns once it has exited.
+func (c *Cluster) stopComponent(name string) {
 	c.mu.Lock()
-	p := c.procs[Adapter]
-	delete(c.procs, Adapter)
+	p := c.procs[name]
+	delete(c.procs, name)
 	c.mu.Unlock()
 	if p != nil {
 		p.Stop(stopGrace)

@@ -144,15 +144,7 @@ func (c *Cluster) autoscalerCommand(opts AutoscalerOptions, port int) []string {
 
 // StopAutoscaler stops ebbflow-autoscaler (SIGTERM, SIGKILL after a grace
 // period) and returns once it has exited. The CRD and the Autoscalers stay.
-func (c *Cluster) StopAutoscaler() {
-	c.mu.Lock()
-	p := c.procs[Autoscaler]
-	delete(c.procs, Autoscaler)
-	c.mu.Unlock()
-	if p != nil {
-		p.Stop(stopGrace)
-	}
-}
+func (c *Cluster) StopAutoscaler() { c.stopComponent(Autoscaler) }
 
 // autoscalerKubeconfig is the kubeconfig of the autoscaler's identity.
 func (c *Cluster) autoscalerKubeconfig() string {

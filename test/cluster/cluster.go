@@ -37,6 +37,7 @@ const (
 	KubeControllerManager = "kube-controller-manager"
 	Kwok                  = "kwok"
 	Adapter               = "ebbflow-adapter"
+	PrometheusAdapter     = "prometheus-adapter" // StartPrometheusAdapter
 	Prometheus            = "prometheus"
 )
 
