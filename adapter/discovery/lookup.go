@@ -20,21 +20,24 @@ import (
 var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 
 // LookupCustom is the one question a custom-metrics request asks of discovery:
-// which rule and series serve info. It checks the metric name, normalises the
-// resource (the returned info is the normalised one), looks the metric up, runs an
-// on-demand discovery when it is not registered yet and looks again. A metric
-// nothing serves is custom-metrics-apiserver's typed 404 (a name no rule can
-// produce is shortened in it, so a huge one is not echoed back).
+// which rule and series serve info. It normalises the resource (the returned info
+// is the normalised one) and looks the metric up; when it is not registered yet it
+// checks the name (a registered name is valid: the check is the miss's), runs an
+// on-demand discovery and looks again. A metric nothing serves is
+// custom-metrics-apiserver's typed 404 (a name no rule can produce is shortened in
+// it, so a huge one is not echoed back).
 func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, Target, error) {
+	normalized, err := d.opts.Scope.Normalize(info)
+	if err == nil {
+		if t, ok := d.Registry().Custom(normalized); ok {
+			return normalized, t, nil
+		}
+	}
 	if !d.validName(info.Metric) {
 		return info, Target{}, impossibleMetric(info.GroupResource, info.Metric)
 	}
-	normalized, err := d.opts.Scope.Normalize(info)
 	if err != nil {
 		return info, Target{}, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
-	}
-	if t, ok := d.Registry().Custom(normalized); ok {
-		return normalized, t, nil
 	}
 	d.discover(ctx, rules.Custom, normalized.Metric)
 	if t, ok := d.Registry().Custom(normalized); ok {
@@ -45,11 +48,11 @@ func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetri
 
 // LookupExternal is LookupCustom for an external metric (nothing to normalise).
 func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target, error) {
-	if !d.validName(metric) {
-		return Target{}, impossibleMetric(externalResource, metric)
-	}
 	if t, ok := d.Registry().External(metric); ok {
 		return t, nil
+	}
+	if !d.validName(metric) {
+		return Target{}, impossibleMetric(externalResource, metric)
 	}
 	d.discover(ctx, rules.External, metric)
 	if t, ok := d.Registry().External(metric); ok {

@@ -84,14 +84,6 @@ func (r *Registry) Len() (custom, external int) {
 	return len(r.custom), len(r.external)
 }
 
-// SeriesSeen is the number of series streamed to build this registry.
-func (r *Registry) SeriesSeen() int {
-	if r == nil {
-		return 0
-	}
-	return r.series
-}
-
 // merged returns a new registry holding r's entries overwritten by add's.
 func (r *Registry) merged(add *Registry) *Registry {
 	out := &Registry{custom: map[provider.CustomMetricInfo]Target{}, external: map[string]Target{}}

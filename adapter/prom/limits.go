@@ -56,16 +56,6 @@ func WithMaxResponseBytes(n int64) HTTPOption {
 	}
 }
 
-// WithMaxSeriesBytes caps each series object of a series stream; <= 0 keeps
-// DefaultMaxSeriesBytes.
-func WithMaxSeriesBytes(n int64) HTTPOption {
-	return func(c *HTTPClient) {
-		if n > 0 {
-			c.maxSeries = n
-		}
-	}
-}
-
 // limitTransport caps every response body it returns at max bytes: reading past the
 // cap fails with a *LimitError instead of returning a truncated body.
 type limitTransport struct {

@@ -46,14 +46,6 @@ func refuseHistory(metricSelector labels.Selector, what string) error {
 	return apierrors.NewBadRequest(msg)
 }
 
-// WantsHistory reports whether metricSelector holds a requirement under the
-// reserved history.ebbflow.dev/ prefix: the request is for ObjectHistory (or
-// is refused with a 400 by it).
-func WantsHistory(metricSelector labels.Selector) bool {
-	_, h, err := rules.SplitHistory(metricSelector)
-	return h != nil || err != nil
-}
-
 // ObjectHistory answers a custom-metrics request for the one object name
 // carrying the reserved history requirements (docs/forecast.md#history-contract):
 // the rule's query rendered for that object with the rest of the metric

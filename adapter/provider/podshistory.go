@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/prometheus/common/model"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +19,27 @@ import (
 
 // podsGR is the resource of a Pods metric.
 var podsGR = schema.GroupResource{Resource: "pods"}
+
+// PodsHistory answers a custom-metrics request for the pods of namespace
+// (/namespaces/NS/pods/*/METRIC) whose metric selector asks for a history
+// (rules.AsksHistory): the workload's history (podsHistory). A selector
+// naming no workload, or a bad reserved requirement, is a 400 saying why.
+func (p *Provider) PodsHistory(ctx context.Context, namespace string, info provider.CustomMetricInfo, metricSelector labels.Selector) (_ *custom_metrics.MetricValueList, err error) {
+	start := time.Now()
+	defer func() { p.observe(apiCustom, start, err) }()
+	rest, h, splitErr := rules.SplitHistory(metricSelector)
+	info, target, err := p.opts.Discovery.LookupCustom(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	if splitErr != nil || h == nil || h.Pods.IsZero() || info.GroupResource != podsGR || namespace == "" {
+		if err := refuseHistory(metricSelector, "a list of objects (* or a label selector)"); err != nil {
+			return nil, err
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf(errHistoryPods, rules.HistoryDeploymentPodsLabel, rules.HistoryStatefulSetPodsLabel, rules.HistoryReplicaSetPodsLabel))
+	}
+	return p.podsHistory(ctx, namespace, info, target, rest, *h)
+}
 
 // podsHistory answers a custom-metrics request for the pods of namespace
 // (/namespaces/NS/pods/*/METRIC) whose metric selector carries the reserved

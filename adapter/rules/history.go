@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -74,6 +75,22 @@ var ErrBadHistory = fmt.Errorf("%w: bad history request", ErrBadSelector)
 
 func badHistory(key, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrBadHistory, key, fmt.Sprintf(format, args...))
+}
+
+// AsksHistory reports whether sel holds a requirement under the reserved
+// history.ebbflow.dev/ prefix: the request is for a history (or is refused
+// with a 400 by SplitHistory's checks). It only reads the keys.
+func AsksHistory(sel labels.Selector) bool {
+	if sel == nil {
+		return false
+	}
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		if strings.HasPrefix(r.Key(), historyPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // SplitHistory removes the reserved history requirements from sel. It

@@ -104,7 +104,7 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (Query, error)
 
 // ExternalQuery renders the PromQL for an external-metrics request. LabelMatchers holds
 // the metric selector's matchers followed by namespace="NS" on the rule's namespaces
-// label unless ExternalNamespaced is false or namespace is "". GroupBy is empty and
+// label unless the rule is not namespaced (resources.namespaced: false) or namespace is "". GroupBy is empty and
 // GroupBySlice an empty slice. LabelValuesByName is as for CustomQuery, without a
 // resource label. Errors are as for Custom; a *Selector is not walked again.
 func (r *Rule) ExternalQuery(series, namespace string, metricSelector labels.Selector) (string, error) {

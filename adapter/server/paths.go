@@ -20,9 +20,13 @@ const maxObjectNameLength = validation.DNS1123SubdomainMaxLength
 // metricsPath is what a metrics request path names; empty fields are absent.
 type metricsPath struct {
 	group     string
+	version   string
 	namespace string
-	name      string
-	metric    string
+	// resource is the custom metric's resource ("namespaces" for a
+	// namespace's own metric, whose name is then the namespace's).
+	resource string
+	name     string
+	metric   string
 }
 
 // parseMetricsPath splits the path of a custom or external metrics request after
@@ -40,7 +44,8 @@ func parseMetricsPath(p string) (metricsPath, bool) {
 	default:
 		return mp, false
 	}
-	seg := strings.Split(strings.Trim(rest, "/"), "/")[1:] // drop the version
+	seg := strings.Split(strings.Trim(rest, "/"), "/")
+	mp.version, seg = seg[0], seg[1:]
 	if len(seg) >= 2 && seg[0] == "namespaces" {
 		mp.namespace, seg = seg[1], seg[2:]
 	}
@@ -49,10 +54,24 @@ func parseMetricsPath(p string) (metricsPath, bool) {
 		mp.metric = seg[0]
 	case len(seg) == 2 && seg[0] == "metrics":
 		mp.metric = seg[1]
+		if mp.namespace != "" { // a namespace's own metric
+			mp.resource, mp.name = "namespaces", mp.namespace
+		}
 	case len(seg) == 3:
-		mp.name, mp.metric = seg[1], seg[2]
+		mp.resource, mp.name, mp.metric = seg[0], seg[1], seg[2]
 	}
 	return mp, true
+}
+
+// historyRoute reports whether the request filter answers mp when its metric
+// selector asks for a history: a custom metric of one object by name, or of
+// the pods of a namespace (*). Other lists are left to the metrics handlers,
+// whose provider refuses a history with a 400 saying why.
+func (mp metricsPath) historyRoute() bool {
+	if mp.group != "custom.metrics.k8s.io" || (mp.version != "v1beta1" && mp.version != "v1beta2") || mp.metric == "" || mp.name == "" {
+		return false
+	}
+	return mp.name != "*" || (mp.resource == "pods" && mp.namespace != "")
 }
 
 // checkMetricsPath answers requests whose path names cannot exist before the
