@@ -106,5 +106,6 @@ func (r soakReport) String() string {
 	fmt.Fprintf(&b, "Prometheus requests: %.1f/s (deduplicated queries %.1f/s, on-demand discoveries %.2f/s); rule reloads: %v ok, %v rejected\n",
 		(r.after.promRequests-r.before.promRequests)/secs, (r.after.dedup-r.before.dedup)/secs, (r.after.onDemand-r.before.onDemand)/secs,
 		r.after.reloadsOK-r.before.reloadsOK, r.after.reloadsFailed-r.before.reloadsFailed)
+	b.WriteString(r.probe.timeline(r.start))
 	return b.String()
 }

@@ -80,6 +80,9 @@ func TestAdapterSoak(t *testing.T) {
 	defer stopLoad()
 	start := time.Now()
 	wg.Go(func() { load.run(loadCtx) })
+	if dir := os.Getenv("EBBFLOW_SOAK_PROFILES"); dir != "" {
+		wg.Go(func() { probe.heapProfiles(loadCtx, dir, start, 5*time.Second) })
+	}
 
 	outage := soakFaults(t, start, d, ns)
 	<-loadCtx.Done()
