@@ -417,13 +417,7 @@ func (r *Rule) PodsHistoryQuery(req CustomRequest, h History) (string, error) {
 	}
 	pattern := h.Pods.Pattern()
 	set.add(podsGroupResourceMatcher(resLabel, h.Pods), pattern)
-	promql, err := r.render(queryArgs{
-		Series:            req.Series,
-		LabelMatchers:     strings.Join(set.exprs, ","),
-		LabelValuesByName: set.values,
-		GroupBy:           resLabel,
-		GroupBySlice:      []string{resLabel},
-	})
+	promql, err := r.renderGrouped(req.Series, set, resLabel)
 	if err != nil {
 		return "", err
 	}

@@ -148,9 +148,9 @@ func TestHistorySubquery(t *testing.T) {
 	}
 }
 
-// checkSubquery asserts that sq is exactly the subquery of q: one
-// SubqueryExpr at the top, h's range and step, q's tree inside.
-func checkSubquery(t *testing.T, q, sq string, h History) {
+// parseSubquery parses sq and asserts it is one subquery of h's range and
+// step, with no offset or @ modifier.
+func parseSubquery(t *testing.T, sq string, h History) *parser.SubqueryExpr {
 	t.Helper()
 	expr, err := config.ParsePromQL(sq)
 	if err != nil {
@@ -160,6 +160,14 @@ func checkSubquery(t *testing.T, q, sq string, h History) {
 	if !ok || sub.Range != h.Range || sub.Step != h.Step || sub.Offset != 0 || sub.Timestamp != nil {
 		t.Fatalf("subquery %q: %T %+v, want [%v:%v]", sq, expr, expr, h.Range, h.Step)
 	}
+	return sub
+}
+
+// checkSubquery asserts that sq is exactly the subquery of q: one
+// SubqueryExpr at the top, h's range and step, q's tree inside.
+func checkSubquery(t *testing.T, q, sq string, h History) {
+	t.Helper()
+	sub := parseSubquery(t, sq, h)
 	inner, err := config.ParsePromQL(q)
 	if err != nil {
 		t.Fatal(err)
@@ -373,14 +381,7 @@ func TestPodsHistoryQuery(t *testing.T) {
 // workload's pattern on pod.
 func checkPodsSubquery(t *testing.T, sq string, h History, ns string) {
 	t.Helper()
-	expr, err := config.ParsePromQL(sq)
-	if err != nil {
-		t.Fatalf("subquery %q does not parse: %v", sq, err)
-	}
-	sub, ok := expr.(*parser.SubqueryExpr)
-	if !ok || sub.Range != h.Range || sub.Step != h.Step || sub.Offset != 0 || sub.Timestamp != nil {
-		t.Fatalf("subquery %q: %T, want [%v:%v]", sq, expr, h.Range, h.Step)
-	}
+	sub := parseSubquery(t, sq, h)
 	paren, ok := sub.Expr.(*parser.ParenExpr)
 	if !ok {
 		t.Fatalf("subquery %q: inner %T, want parentheses", sq, sub.Expr)

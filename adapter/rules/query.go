@@ -89,13 +89,7 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (Query, error)
 	if err != nil {
 		return Query{}, err
 	}
-	promql, err := r.render(queryArgs{
-		Series:            req.Series,
-		LabelMatchers:     strings.Join(set.exprs, ","),
-		LabelValuesByName: set.values,
-		GroupBy:           resLabel,
-		GroupBySlice:      []string{resLabel},
-	})
+	promql, err := r.renderGrouped(req.Series, set, resLabel)
 	if err != nil {
 		return Query{}, err
 	}
@@ -136,6 +130,18 @@ func (r *Rule) externalQuery(series, namespace string, reqs []requirement) (stri
 		LabelValuesByName: set.values,
 		GroupBy:           "",
 		GroupBySlice:      []string{},
+	})
+}
+
+// renderGrouped renders the metricsQuery of series with the matchers of set,
+// grouped by the resource label resLabel.
+func (r *Rule) renderGrouped(series string, set *matcherSet, resLabel string) (string, error) {
+	return r.render(queryArgs{
+		Series:            series,
+		LabelMatchers:     strings.Join(set.exprs, ","),
+		LabelValuesByName: set.values,
+		GroupBy:           resLabel,
+		GroupBySlice:      []string{resLabel},
 	})
 }
 
