@@ -148,6 +148,20 @@ func (p *adapterProbe) maxOf(w window, f func(adapterSample) float64) float64 {
 	return m
 }
 
+// minOf returns the smallest value of f over the samples taken in w (0 when
+// none was).
+func (p *adapterProbe) minOf(w window, f func(adapterSample) float64) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, seen := 0.0, false
+	for _, s := range p.all {
+		if w.contains(s.at) && (!seen || f(s) < m) {
+			m, seen = f(s), true
+		}
+	}
+	return m
+}
+
 // timeline lists every sample since start, one line each: seconds since
 // start, heap in use (MiB) and goroutines, so a peak can be placed against
 // the faults' schedule.
