@@ -30,10 +30,11 @@ verify-images:
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
 test: verify verify-manifests verify-chart test-unit test-integration test-e2e
 
-## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guard on the files one evaluation runs through (issue 21)
+## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guards on the files one evaluation (issue 21) and one adapter request (issue 30) run through
 test-unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 	$(GO) test -tags evalfiles -count=1 -run '^TestEvaluationFiles$$' ./autoscaler/controller/
+	$(GO) test -tags requestfiles -count=1 -run '^TestRequestFiles$$' ./adapter/server/
 
 ## test-integration: tests against a real Prometheus (Debian's, installed if missing, and Prometheus 3 built by hack/build-tools.sh prometheus3) and behind it Grafana Mimir and VictoriaMetrics (test/storetest: one 5 s kill each)
 test-integration: deps

@@ -3,28 +3,12 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
-
-// LoadFile reads and parses the rule file at path; see Load. Errors name the path and
-// wrap LoadErrors (for problems in the file) or the error of reading it.
-func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read rule file: %w", err)
-	}
-	cfg, err := Load(data)
-	if err != nil {
-		return nil, fmt.Errorf("load rule file %s: %w", path, err)
-	}
-	return cfg, nil
-}
 
 // Load parses a rule file in prometheus-adapter's format, strictly.
 //

@@ -1,7 +1,7 @@
 // Package config holds the rule-file types of ebbflow-adapter, which are those of
 // prometheus-adapter, read unchanged, together with a strict loader and validation.
 //
-// The usual sequence is Load (or LoadFile), which rejects unknown keys and values of
+// The usual sequence is Load, which rejects unknown keys and values of
 // the wrong type with their positions; Validate, which rejects rules that cannot work;
 // and Warnings, which lists findings that are accepted but suspicious. Each reports
 // every problem at once, one FieldError per problem.

@@ -118,11 +118,6 @@ func (d *Discoverer) SetRules(rules []*rules.Rule) {
 	d.additions = nil
 }
 
-// Registry returns the current snapshot; never nil after New.
-func (d *Discoverer) Registry() *Registry {
-	return d.reg.Load()
-}
-
 // Synced reports whether at least one relist has succeeded for at least one backend.
 func (d *Discoverer) Synced() bool {
 	return d.synced.Load()

@@ -1,9 +1,18 @@
+// Package discovery finds which metrics exist by listing series in Prometheus and
+// keeps the result as an immutable Registry that requests read without locks. A
+// request asks it one question (LookupCustom, LookupExternal in lookup.go): the
+// metric name checked, the resource normalised, the registry read, an on-demand
+// discovery of that one name on a miss, and a typed 404 when nothing serves it.
+//
+// Memory does not grow with the number of series: only the distinct sets of label
+// names seen per (rule, series name) are kept, never label values.
 package discovery
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,22 +28,30 @@ import (
 // externalResource names external metrics in not-found errors.
 var externalResource = schema.GroupResource{Group: "external.metrics.k8s.io"}
 
+// Registry returns the current snapshot; never nil after New.
+func (d *Discoverer) Registry() *Registry {
+	return d.reg.Load()
+}
+
 // LookupCustom is the one question a custom-metrics request asks of discovery:
-// which rule and series serve info. It checks the metric name, normalises the
-// resource (the returned info is the normalised one), looks the metric up, runs an
-// on-demand discovery when it is not registered yet and looks again. A metric
-// nothing serves is custom-metrics-apiserver's typed 404 (a name no rule can
-// produce is shortened in it, so a huge one is not echoed back).
+// which rule and series serve info. It normalises the resource (the returned info
+// is the normalised one) and looks the metric up; when it is not registered yet it
+// checks the name (a registered name is valid: the check is the miss's), runs an
+// on-demand discovery and looks again. A metric nothing serves is
+// custom-metrics-apiserver's typed 404 (a name no rule can produce is shortened in
+// it, so a huge one is not echoed back).
 func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetricInfo) (provider.CustomMetricInfo, Target, error) {
+	normalized, err := d.opts.Scope.Normalize(info)
+	if err == nil {
+		if t, ok := d.Registry().Custom(normalized); ok {
+			return normalized, t, nil
+		}
+	}
 	if !d.validName(info.Metric) {
 		return info, Target{}, impossibleMetric(info.GroupResource, info.Metric)
 	}
-	normalized, err := d.opts.Scope.Normalize(info)
 	if err != nil {
 		return info, Target{}, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
-	}
-	if t, ok := d.Registry().Custom(normalized); ok {
-		return normalized, t, nil
 	}
 	d.discover(ctx, rules.Custom, normalized.Metric)
 	if t, ok := d.Registry().Custom(normalized); ok {
@@ -45,11 +62,11 @@ func (d *Discoverer) LookupCustom(ctx context.Context, info provider.CustomMetri
 
 // LookupExternal is LookupCustom for an external metric (nothing to normalise).
 func (d *Discoverer) LookupExternal(ctx context.Context, metric string) (Target, error) {
-	if !d.validName(metric) {
-		return Target{}, impossibleMetric(externalResource, metric)
-	}
 	if t, ok := d.Registry().External(metric); ok {
 		return t, nil
+	}
+	if !d.validName(metric) {
+		return Target{}, impossibleMetric(externalResource, metric)
 	}
 	d.discover(ctx, rules.External, metric)
 	if t, ok := d.Registry().External(metric); ok {
@@ -320,4 +337,92 @@ func isMetricNameChar(c byte, first bool) bool {
 		return !first
 	}
 	return false
+}
+
+// Target is what a request needs to build its query: the rule and the series name.
+type Target struct {
+	Rule   *rules.Rule
+	Series string
+}
+
+// Registry is an immutable snapshot of discovered metrics. A nil *Registry is empty.
+type Registry struct {
+	custom   map[provider.CustomMetricInfo]Target
+	external map[string]Target
+	series   int
+}
+
+// Custom returns the target serving info, which must be normalised (plural resource).
+func (r *Registry) Custom(info provider.CustomMetricInfo) (Target, bool) {
+	if r == nil {
+		return Target{}, false
+	}
+	t, ok := r.custom[info]
+	return t, ok
+}
+
+// External returns the target serving the external metric name.
+func (r *Registry) External(metric string) (Target, bool) {
+	if r == nil {
+		return Target{}, false
+	}
+	t, ok := r.external[metric]
+	return t, ok
+}
+
+// CustomMetrics lists every custom metric, sorted for stable discovery documents.
+func (r *Registry) CustomMetrics() []provider.CustomMetricInfo {
+	if r == nil {
+		return nil
+	}
+	out := make([]provider.CustomMetricInfo, 0, len(r.custom))
+	for info := range r.custom {
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b provider.CustomMetricInfo) int {
+		return strings.Compare(a.String(), b.String())
+	})
+	return out
+}
+
+// ExternalMetrics lists every external metric, sorted.
+func (r *Registry) ExternalMetrics() []provider.ExternalMetricInfo {
+	if r == nil {
+		return nil
+	}
+	out := make([]provider.ExternalMetricInfo, 0, len(r.external))
+	for name := range r.external {
+		out = append(out, provider.ExternalMetricInfo{Metric: name})
+	}
+	slices.SortFunc(out, func(a, b provider.ExternalMetricInfo) int { return strings.Compare(a.Metric, b.Metric) })
+	return out
+}
+
+// Len returns the number of custom and external entries.
+func (r *Registry) Len() (custom, external int) {
+	if r == nil {
+		return 0, 0
+	}
+	return len(r.custom), len(r.external)
+}
+
+// merged returns a new registry holding r's entries overwritten by add's.
+func (r *Registry) merged(add *Registry) *Registry {
+	out := &Registry{custom: map[provider.CustomMetricInfo]Target{}, external: map[string]Target{}}
+	if r != nil {
+		out.series = r.series
+		for k, v := range r.custom {
+			out.custom[k] = v
+		}
+		for k, v := range r.external {
+			out.external[k] = v
+		}
+	}
+	for k, v := range add.custom {
+		out.custom[k] = v
+	}
+	for k, v := range add.external {
+		out.external[k] = v
+	}
+	return out
 }

@@ -2,7 +2,7 @@
 // streamed series discovery over the HTTP API, built on client_golang's api.Client.
 //
 // The adapter asks only three things of Prometheus, so the interface is small;
-// MatrixQuerier adds range-vector instant queries for histories (matrix.go). All
+// MatrixQuerier adds range-vector instant queries for histories (matrix.go; the response caps with the HTTP client in http.go). All
 // methods honour ctx cancellation and deadlines; the remaining time of ctx is sent to
 // Prometheus as the query's `timeout` parameter.
 package prom

@@ -89,13 +89,7 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (Query, error)
 	if err != nil {
 		return Query{}, err
 	}
-	promql, err := r.render(queryArgs{
-		Series:            req.Series,
-		LabelMatchers:     strings.Join(set.exprs, ","),
-		LabelValuesByName: set.values,
-		GroupBy:           resLabel,
-		GroupBySlice:      []string{resLabel},
-	})
+	promql, err := r.renderGrouped(req.Series, set, resLabel)
 	if err != nil {
 		return Query{}, err
 	}
@@ -104,7 +98,7 @@ func (r *Rule) customQuery(req CustomRequest, reqs []requirement) (Query, error)
 
 // ExternalQuery renders the PromQL for an external-metrics request. LabelMatchers holds
 // the metric selector's matchers followed by namespace="NS" on the rule's namespaces
-// label unless ExternalNamespaced is false or namespace is "". GroupBy is empty and
+// label unless the rule is not namespaced (resources.namespaced: false) or namespace is "". GroupBy is empty and
 // GroupBySlice an empty slice. LabelValuesByName is as for CustomQuery, without a
 // resource label. Errors are as for Custom; a *Selector is not walked again.
 func (r *Rule) ExternalQuery(series, namespace string, metricSelector labels.Selector) (string, error) {
@@ -136,6 +130,18 @@ func (r *Rule) externalQuery(series, namespace string, reqs []requirement) (stri
 		LabelValuesByName: set.values,
 		GroupBy:           "",
 		GroupBySlice:      []string{},
+	})
+}
+
+// renderGrouped renders the metricsQuery of series with the matchers of set,
+// grouped by the resource label resLabel.
+func (r *Rule) renderGrouped(series string, set *matcherSet, resLabel string) (string, error) {
+	return r.render(queryArgs{
+		Series:            series,
+		LabelMatchers:     strings.Join(set.exprs, ","),
+		LabelValuesByName: set.values,
+		GroupBy:           resLabel,
+		GroupBySlice:      []string{resLabel},
 	})
 }
 

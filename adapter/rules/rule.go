@@ -147,10 +147,6 @@ func (r *Rule) Kind() Kind { return r.kind }
 // SeriesQuery returns the rule's series selector, unchanged, for discovery's match[].
 func (r *Rule) SeriesQuery() string { return r.seriesQuery }
 
-// ExternalNamespaced reports whether external requests add the namespace matcher
-// (resources.namespaced, default true). It is meaningful for External rules only.
-func (r *Rule) ExternalNamespaced() bool { return r.externalNamespaced }
-
 // GroupsByResource reports whether the rule's metricsQuery keeps the resource label as
 // the grouping of every aggregation, so that a namespace-wide query filtered to a set of
 // names yields exactly the samples a query listing those names yields. It is

@@ -119,11 +119,8 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 	generic := genericapiserver.NewConfig(apiserver.Codecs)
 	generic.LoopbackClientConfig = &rest.Config{}
 	generic.ExternalAddress = "127.0.0.1:6443" // not served: requests go to the handler
-	InstallFilters(generic)
-	o := NewOptions()
-	o.setOpenAPI(apis.Custom, apis.External, apis.Resource)
-	generic.OpenAPIConfig, generic.OpenAPIV3Config = o.Base.OpenAPIConfig, o.Base.OpenAPIV3Config
-	srv, err := (&apiserver.Config{GenericConfig: generic}).Complete(nil).New("ebbflow-adapter-test", cm, em)
+	setOpenAPI(generic, "ebbflow-adapter-test", apis)
+	srv, err := NewMetricsServer(generic, nil, "ebbflow-adapter-test", cm, em, prov)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,14 @@ import (
 	"errors"
 	"net/http"
 
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
+	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
@@ -42,8 +47,8 @@ type CompletedConfig struct {
 // Complete builds the adapter from the config: a Guard per Prometheus backend,
 // discovery with the rules, the object cache, the providers, the API server with
 // its filters, readiness checks and the groups it serves, and the rule-file
-// reloader. Nothing runs until Run. The API server is built through the
-// options' custom-metrics-apiserver AdapterBase, the flags' builder.
+// reloader. Nothing runs until Run. The caller's options are not changed: the
+// generic API server is configured from a copy of their serving options.
 func (c *Config) Complete() (CompletedConfig, error) {
 	o := c.Options
 	guards, err := prom.NewGuardMetrics(c.Registerer)
@@ -58,10 +63,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	}
 	disc.SetRules(c.Rules.Rules)
 
-	restConfig, err := o.Base.ClientConfig()
-	if err != nil {
-		return CompletedConfig{}, err
-	}
+	restConfig := c.RESTConfig
 	metaClient, err := metadata.NewForConfig(restConfig)
 	if err != nil {
 		return CompletedConfig{}, err
@@ -81,11 +83,14 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	// file holds, so that their APIServices are Available and a reload adding the
 	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
 	cc.apis = selectAPIs(o.ResourceMetrics, c.Rules)
+	var custom cmprovider.CustomMetricsProvider
+	var external cmprovider.ExternalMetricsProvider
+	var histories Histories
 	if cc.apis.Custom {
-		o.Base.WithCustomMetrics(prov)
+		custom, histories = prov, prov
 	}
 	if cc.apis.External {
-		o.Base.WithExternalMetrics(prov)
+		external = prov
 	}
 	if cc.apis.Resource {
 		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.
@@ -99,19 +104,11 @@ func (c *Config) Complete() (CompletedConfig, error) {
 			return CompletedConfig{}, err
 		}
 	}
-	if o.Transport.DisableHTTP2 {
-		o.Base.SecureServing.DisableHTTP2Serving = true
-	}
-	o.setOpenAPI(cc.apis.Custom, cc.apis.External, cc.apis.Resource)
-	apiConfig, err := o.Base.Config()
+	generic, err := o.genericConfig(restConfig, cc.apis)
 	if err != nil {
 		return CompletedConfig{}, err
 	}
-	InstallFilters(apiConfig.GenericConfig)
-	if cc.apis.Custom {
-		InstallObjectHistory(apiConfig.GenericConfig, prov)
-	}
-	if cc.server, err = o.Base.Server(); err != nil {
+	if cc.server, err = NewMetricsServer(&generic.Config, generic.SharedInformerFactory, o.Base.Name, custom, external, histories); err != nil {
 		return CompletedConfig{}, err
 	}
 	if cc.resAPI != nil {
@@ -135,4 +132,32 @@ func (c *Config) Complete() (CompletedConfig, error) {
 		cc.reload.resource = cc.resAPI.provider
 	}
 	return CompletedConfig{cc}, nil
+}
+
+// genericConfig is the generic API server's configuration from a copy of o's
+// serving, authentication, authorization, audit and feature options (applying
+// them writes generated certificates into the copy, not into o), with OpenAPI
+// definitions of the groups apis serves.
+func (o Options) genericConfig(restConfig *rest.Config, apis servedAPIs) (*genericapiserver.RecommendedConfig, error) {
+	serving := *o.Base.CustomMetricsAdapterServerOptions
+	secure := *serving.SecureServing
+	inner := *secure.SecureServingOptions
+	secure.SecureServingOptions = &inner
+	serving.SecureServing = &secure
+	if o.Transport.DisableHTTP2 {
+		inner.DisableHTTP2Serving = true
+	}
+	serving.OpenAPIConfig, serving.OpenAPIV3Config = nil, nil
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, err
+	}
+	rc := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	rc.ClientConfig = restConfig
+	rc.SharedInformerFactory = informers.NewSharedInformerFactory(client, 0)
+	if err := serving.ApplyTo(rc); err != nil {
+		return nil, err
+	}
+	setOpenAPI(&rc.Config, o.Base.Name, apis)
+	return rc, nil
 }

@@ -46,7 +46,9 @@ func discoveryServer(t *testing.T) *httptest.Server {
 
 // TestConfigThenComplete: Config works on a copy of the options (defaults filled
 // there), so the caller's options read as they were given; Complete builds the
-// adapter without running any of it.
+// adapter without running any of it, and leaves the caller's options as they
+// were too (custom-metrics-apiserver's builder in their Base unused, serving
+// options applied from a copy).
 func TestConfigThenComplete(t *testing.T) {
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
@@ -65,7 +67,7 @@ current-context: c
 	if err := fs.Parse([]string{
 		"--config=" + rules, "--prometheus-url=http://127.0.0.1:9", "--lister-kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
-		"--authentication-skip-lookup", "--bind-address=127.0.0.1", "--cert-dir=" + dir,
+		"--authentication-skip-lookup", "--bind-address=127.0.0.1", "--cert-dir=" + dir, "--disable-http2",
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +97,23 @@ current-context: c
 	// 127.0.0.1:9 would be asked), no cache filling (the discovery server fails
 	// the test on any other request).
 	c.Registerer = prometheus.NewRegistry()
+	secureBefore := *o.Base.SecureServing.SecureServingOptions
 	cc, err := c.Complete()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*o, before) || !reflect.DeepEqual(*o.Base.SecureServing.SecureServingOptions, secureBefore) {
+		t.Errorf("Complete changed the caller's options or their serving options (HTTP/2 disabled %v, certificate %+v)",
+			o.Base.SecureServing.DisableHTTP2Serving, o.Base.SecureServing.ServerCert.CertKey)
+	}
+	if o.Base.OpenAPIConfig != nil || o.Base.OpenAPIV3Config != nil || o.Base.CustomMetricsAdapterServerOptions.OpenAPIConfig != nil {
+		t.Error("Complete set OpenAPI definitions in the caller's options")
+	}
+	base := reflect.ValueOf(o.Base).Elem()
+	for _, cached := range []string{"clientConfig", "restMapper", "informers", "config", "server", "cmProvider", "emProvider"} {
+		if !base.FieldByName(cached).IsNil() {
+			t.Errorf("the caller's options hold a %s built by Config or Complete", cached)
+		}
 	}
 	if cc.server == nil || cc.disc == nil || cc.reload == nil || cc.lister == nil || !cc.apis.Custom || !cc.apis.External || cc.resAPI != nil {
 		t.Errorf("completed = %+v, want the server, discovery, reloader and lister, serving custom and external metrics", cc.completedConfig)

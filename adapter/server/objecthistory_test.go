@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
@@ -36,6 +37,11 @@ type fakeHistories struct {
 	err   error
 }
 
+// PodsHistory records nothing: lists are not ObjectHistory's.
+func (f *fakeHistories) PodsHistory(context.Context, string, cmprovider.CustomMetricInfo, labels.Selector) (*custom_metrics.MetricValueList, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "*")
+}
+
 func (f *fakeHistories) ObjectHistory(_ context.Context, name types.NamespacedName, info cmprovider.CustomMetricInfo, sel labels.Selector) (*custom_metrics.MetricValueList, error) {
 	f.calls = append(f.calls, historyCall{name, info, sel.String()})
 	if f.err != nil {
@@ -54,14 +60,12 @@ func (f *fakeHistories) ObjectHistory(_ context.Context, name types.NamespacedNa
 // objectHistoryHandler is a generic API server with ebbflow's filters and
 // the history handler, serving no metrics API of its own: requests the
 // history handler leaves alone end in a 404.
-func objectHistoryHandler(t *testing.T, h ObjectHistories) http.Handler {
+func objectHistoryHandler(t *testing.T, h Histories) http.Handler {
 	t.Helper()
 	generic := genericapiserver.NewConfig(apiserver.Codecs)
 	generic.LoopbackClientConfig = &rest.Config{}
 	generic.ExternalAddress = "127.0.0.1:6443"
-	InstallFilters(generic)
-	InstallObjectHistory(generic, h)
-	srv, err := (&apiserver.Config{GenericConfig: generic}).Complete(nil).New("ebbflow-history-test", nil, nil)
+	srv, err := NewMetricsServer(generic, nil, "ebbflow-history-test", nil, nil, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestValidateSelectors(t *testing.T) {
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
-	h := validateSelectors(next)
+	h := requestFilter{next: next}
 	tests := []struct {
 		path, param, value string
 		want               int

@@ -87,17 +87,18 @@ func stripNode(obj any) (any, error) {
 	}}, nil
 }
 
-// setOpenAPI gives the API server OpenAPI definitions for every group it serves:
-// custom-metrics-apiserver's defaults know only the custom and external types.
-func (o *Options) setOpenAPI(custom, external, resource bool) {
+// setOpenAPI gives generic OpenAPI definitions for every group apis serves
+// (custom-metrics-apiserver's defaults know only the custom and external
+// types), titled name.
+func setOpenAPI(generic *genericapiserver.Config, name string, apis servedAPIs) {
 	getters := []openapicommon.GetOpenAPIDefinitions{generatedcore.GetOpenAPIDefinitions}
-	if custom {
+	if apis.Custom {
 		getters = append(getters, generatedcustommetrics.GetOpenAPIDefinitions)
 	}
-	if external {
+	if apis.External {
 		getters = append(getters, generatedexternalmetrics.GetOpenAPIDefinitions)
 	}
-	if resource {
+	if apis.Resource {
 		getters = append(getters, generatedresourcemetrics.GetOpenAPIDefinitions)
 	}
 	defs := func(ref openapicommon.ReferenceCallback) map[string]openapicommon.OpenAPIDefinition {
@@ -111,8 +112,8 @@ func (o *Options) setOpenAPI(custom, external, resource bool) {
 	}
 	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, msapi.Scheme)
 	v2 := genericapiserver.DefaultOpenAPIConfig(defs, namer)
-	v2.Info.Title, v2.Info.Version = o.Base.Name, "1.0.0"
+	v2.Info.Title, v2.Info.Version = name, "1.0.0"
 	v3 := genericapiserver.DefaultOpenAPIV3Config(defs, namer)
-	v3.Info.Title, v3.Info.Version = o.Base.Name, "1.0.0"
-	o.Base.OpenAPIConfig, o.Base.OpenAPIV3Config = v2, v3
+	v3.Info.Title, v3.Info.Version = name, "1.0.0"
+	generic.OpenAPIConfig, generic.OpenAPIV3Config = v2, v3
 }

@@ -28,19 +28,15 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/server"
 )
 
-// MetricsHandler serves prov's custom and external metrics through
-// custom-metrics-apiserver's real handlers, with the adapter's filters and
-// its handler of one object's history (Object metrics' histories), as the
-// server installs them.
+// MetricsHandler serves prov's custom and external metrics through the
+// adapter's request filter and custom-metrics-apiserver's real handlers, as
+// the server builds them (server.NewMetricsServer).
 func MetricsHandler(t testing.TB, prov *provider.Provider) http.Handler {
 	t.Helper()
 	cfg := genericapiserver.NewRecommendedConfig(cmapiserver.Codecs)
 	cfg.LoopbackClientConfig = &rest.Config{}
 	cfg.ExternalAddress = "127.0.0.1:443"
-	server.InstallFilters(&cfg.Config)
-	server.InstallObjectHistory(&cfg.Config, prov)
-	c := cmapiserver.Config{GenericConfig: &cfg.Config}
-	srv, err := c.Complete(nil).New("ebbflow-adapter-test", prov, prov)
+	srv, err := server.NewMetricsServer(&cfg.Config, nil, "ebbflow-adapter-test", prov, prov, prov)
 	if err != nil {
 		t.Fatal(err)
 	}

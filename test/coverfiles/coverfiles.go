@@ -1,8 +1,8 @@
 // Package coverfiles measures how many files of this module one code path
-// runs through, from coverage profiles: a structure test behind a build tag
-// (evalfiles: one evaluation, autoscaler/controller) runs a test twice — its
-// set-up alone, then the whole — and counts the files with a block whose
-// count grew.
+// runs through, from coverage profiles: the structure tests behind the build
+// tags evalfiles (one evaluation, autoscaler/controller) and requestfiles
+// (one adapter request, adapter/server) run a test twice — its set-up alone,
+// then the whole — and count the files with a block whose count grew.
 package coverfiles
 
 import (

@@ -7,7 +7,11 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,4 +148,71 @@ func (p *adapterProbe) maxOf(w window, f func(adapterSample) float64) float64 {
 	return m
 }
 
+// minOf returns the smallest value of f over the samples taken in w (0 when
+// none was).
+func (p *adapterProbe) minOf(w window, f func(adapterSample) float64) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, seen := 0.0, false
+	for _, s := range p.all {
+		if w.contains(s.at) && (!seen || f(s) < m) {
+			m, seen = f(s), true
+		}
+	}
+	return m
+}
+
+// timeline lists every sample since start, one line each: seconds since
+// start, heap in use (MiB) and goroutines, so a peak can be placed against
+// the faults' schedule.
+func (p *adapterProbe) timeline(start time.Time) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("adapter samples (+s heap-MiB goroutines):")
+	for _, s := range p.all {
+		fmt.Fprintf(&b, " +%.0f %.0f %.0f;", s.at.Sub(start).Seconds(), s.heap/(1<<20), s.goroutines)
+	}
+	return b.String() + "\n"
+}
+
 func mib(b float64) string { return fmt.Sprintf("%.1f MiB", b/(1<<20)) }
+
+// heapProfiles writes the adapter's heap profile (/debug/pprof/heap) into
+// dir every period until ctx ends, named by the seconds since start, so a
+// soak whose heap grew can be explained (EBBFLOW_SOAK_PROFILES).
+func (p *adapterProbe) heapProfiles(ctx context.Context, dir string, start time.Time, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := p.heapProfile(ctx, filepath.Join(dir, fmt.Sprintf("heap-%03.0fs.pb.gz", time.Since(start).Seconds()))); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "soak: heap profile: %v\n", err)
+		}
+	}
+}
+
+func (p *adapterProbe) heapProfile(ctx context.Context, file string) error {
+	u := strings.TrimSuffix(p.url, "/metrics") + "/debug/pprof/heap"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, body, 0o644)
+}

@@ -42,7 +42,8 @@ func soakDuration(t *testing.T) time.Duration {
 // inside it, failures must be 500s with the generic message. It records the
 // latency per kind, the adapter's RSS, heap and goroutines and the load on
 // Prometheus, and checks that memory and goroutines do not grow after the
-// warm-up and that the on-demand discovery rate limit holds.
+// warm-up and that the on-demand discovery rate limit holds. With
+// EBBFLOW_SOAK_PROFILES=DIR it saves the adapter's heap profile every 5 s.
 func TestAdapterSoak(t *testing.T) {
 	d := soakDuration(t)
 	waitDiscovered(t)
@@ -80,6 +81,9 @@ func TestAdapterSoak(t *testing.T) {
 	defer stopLoad()
 	start := time.Now()
 	wg.Go(func() { load.run(loadCtx) })
+	if dir := os.Getenv("EBBFLOW_SOAK_PROFILES"); dir != "" {
+		wg.Go(func() { probe.heapProfiles(loadCtx, dir, start, 5*time.Second) })
+	}
 
 	outage := soakFaults(t, start, d, ns)
 	<-loadCtx.Done()

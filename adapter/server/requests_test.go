@@ -14,12 +14,12 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
-// serveFiltered runs one request through the metrics filters and reports the status
+// serveFiltered runs one request through the request filter and reports the status
 // and whether the next handler was reached.
 func serveFiltered(t testing.TB, target string) (int, bool, *metav1.Status) {
 	t.Helper()
 	reached := false
-	h := validateSelectors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached = true }))
+	h := requestFilter{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached = true })}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
 	var st *metav1.Status
