@@ -137,3 +137,18 @@ func TestWriteImage(t *testing.T) {
 		t.Errorf("layer files %q", got)
 	}
 }
+
+// TestChartValues keeps the values of each mode byte for byte
+// (testdata/values-<mode>.yaml, written by the values before they were built
+// from kit's).
+func TestChartValues(t *testing.T) {
+	for _, mode := range []string{modeEbbflow, modeKCM} {
+		want, err := os.ReadFile(filepath.Join("testdata", "values-"+mode+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := chartValues("10.0.0.1", 9090, mode); got != string(want) {
+			t.Errorf("%s: values differ from testdata:\n%s", mode, got)
+		}
+	}
+}

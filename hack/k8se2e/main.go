@@ -219,7 +219,7 @@ func readRun(dir, mode string) (modeRun, error) {
 // prepareMode installs (first) or changes the chart and kube-controller-
 // manager for mode.
 func prepareMode(ctx context.Context, env *kit.Env, mode string, first bool) error {
-	values := chartValues(env, mode)
+	values := chartValues(env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), mode)
 	if first {
 		if _, err := env.InstallChart(ctx, values, 5*time.Minute); err != nil {
 			return err
@@ -265,7 +265,7 @@ const resourceWindow = 45 * time.Second
 // v1beta1.external.metrics.k8s.io for their own server), and in drop-in
 // mode the autoscaler with hpaMode "all" and every flag at its default
 // (kube-controller-manager's), in kcm mode no autoscaler.
-func chartValues(env *kit.Env, mode string) string {
+func chartValues(promHost string, promPort int, mode string) string {
 	autoscaler := `autoscaler:
   hpaMode: "all"
   autoscalers: false
@@ -282,7 +282,7 @@ adapter:
   resourceMetrics: {enabled: true}
 %srules:
   default: false
-%s`, env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), autoscaler, kit.ResourceRules(resourceWindow))
+%s`, promHost, promPort, autoscaler, kit.ResourceRules(resourceWindow))
 }
 
 // modeRun is one mode's e2e run.

@@ -15,6 +15,10 @@ import (
 // kubelet's /metrics/resource (ResourceRules over ResourceWindow).
 // Everything else is the chart's default.
 func (e *Env) ChartValues(externalRules string) string {
+	return chartValues(e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules)
+}
+
+func chartValues(promHost string, promPort int, externalRules string) string {
 	return fmt.Sprintf(`prometheus:
   url: http://%s
   port: %d
@@ -31,7 +35,7 @@ rules:
     name: {matches: "^(.*)_total$", as: "${1}_per_second"}
     metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
   external:%s
-%s`, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules, ResourceRules(ResourceWindow))
+%s`, promHost, promPort, externalRules, ResourceRules(ResourceWindow))
 }
 
 // ResourceWindow is the window of the CPU rate in ChartValues' resource
