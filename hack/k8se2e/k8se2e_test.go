@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/ebbflow/ebbflow/test/realnode/kit"
 )
 
 // A JUnit report as e2e.test --report-dir writes it (shortened): ginkgo
@@ -147,7 +149,7 @@ func TestChartValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := chartValues("10.0.0.1", 9090, mode); got != string(want) {
+		if got := kit.ChartValuesAt("10.0.0.1", 9090, chartOptions(mode)); got != string(want) {
 			t.Errorf("%s: values differ from testdata:\n%s", mode, got)
 		}
 	}

@@ -32,6 +32,6 @@ func checkGolden(t *testing.T, name, got string) {
 // TestChartValues keeps the values the real node's tests and the demo
 // install byte for byte.
 func TestChartValues(t *testing.T) {
-	checkGolden(t, "values-none.yaml", chartValues("10.0.0.1", 9090, " []"))
-	checkGolden(t, "values-queue.yaml", chartValues("10.0.0.1", 9090, QueueRule))
+	checkGolden(t, "values-none.yaml", ChartValuesAt("10.0.0.1", 9090, ChartOptions{Rules: SampleAppRules(" []")}))
+	checkGolden(t, "values-queue.yaml", ChartValuesAt("10.0.0.1", 9090, ChartOptions{Rules: SampleAppRules(QueueRule)}))
 }
