@@ -205,25 +205,27 @@ const propTimeout = 30 * time.Second
 // waitProportional waits until the Deployment has exactly want replicas.
 func waitProportional(t testing.TB, ns, name string, want int32, why string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), propTimeout)
-	defer cancel()
 	start := time.Now()
 	var last int32 = -1
-	for {
-		r, err := deploymentReplicas(ctx, ns, name)
-		if err == nil && r == want {
-			t.Logf("%s/%s: %d replicas after %v (%s)", ns, name, r, time.Since(start).Round(time.Millisecond), why)
-			return
-		}
-		if err == nil {
+	waitUntil(t, 100*time.Millisecond, propTimeout, fmt.Sprintf("%s/%s: replicas, want %d (%s)", ns, name, want, why),
+		func() string { return fmt.Sprintf("last read %d replicas\n%s", last, describeAutoscaler(t, ns, name)) }, func(ctx context.Context) bool {
+			r, err := deploymentReplicas(ctx, ns, name)
+			if err != nil {
+				return false
+			}
 			last = r
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s/%s: %d replicas, want %d (%s) within %v\n%s", ns, name, last, want, why, propTimeout, describeAutoscaler(t, ns, name))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+			if r == want {
+				t.Logf("%s/%s: %d replicas after %v (%s)", ns, name, r, time.Since(start).Round(time.Millisecond), why)
+			}
+			return r == want
+		})
+}
+
+// waitProp waits up to propTimeout, checking every 200 ms, until cond holds,
+// and fails the test with what and the Autoscaler's state if it does not.
+func waitProp(t testing.TB, ns, name, what string, cond func(context.Context) bool) {
+	t.Helper()
+	waitUntil(t, 200*time.Millisecond, propTimeout, ns+"/"+name+": "+what, func() string { return describeAutoscaler(t, ns, name) }, cond)
 }
 
 // expectReplicas computes with proportional.Replicas the count params give
