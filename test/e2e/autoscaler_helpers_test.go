@@ -14,6 +14,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
+	"github.com/ebbflow/ebbflow/test/cluster"
 )
 
 // Helpers for ebbflow Autoscaler objects, as hpa_test.go's for HPAs.
@@ -101,8 +102,9 @@ func hasEvent(ctx context.Context, t testing.TB, ns, name string, ok func(corev1
 	return false
 }
 
-// describeAutoscaler renders the Autoscaler's status, last decision and
-// events for failure messages.
+// autoscalerStatus renders the Autoscaler's status, last decision (metrics
+// and steps), the namespace's events and the tail of ebbflow-autoscaler's
+// log, for failure messages.
 func autoscalerStatus(ns, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -117,15 +119,19 @@ func autoscalerStatus(ns, name string) string {
 	}
 	if d := a.Status.LastDecision; d != nil {
 		fmt.Fprintf(&b, "  last decision %s: %+v\n", d.Time.Format(time.TimeOnly), d.Outcome)
+		for _, m := range d.Metrics {
+			fmt.Fprintf(&b, "    metric %s: %s\n", m.Name, m.Reason)
+		}
 		for _, s := range d.Steps {
 			fmt.Fprintf(&b, "    step %s %d→%d: %s\n", s.Stage, s.From, s.To, s.Message)
 		}
 	}
 	if evs, err := env().Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		for _, e := range evs.Items {
-			fmt.Fprintf(&b, "  event %s %s/%s %s: %s\n", e.LastTimestamp.Format(time.TimeOnly), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+			fmt.Fprintf(&b, "  event %s %s %s/%s %s: %s\n", e.LastTimestamp.Format(time.TimeOnly), e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
 	}
+	fmt.Fprintf(&b, "autoscaler log:\n%s", env().LogTail(cluster.Autoscaler, 20))
 	return b.String()
 }
 
