@@ -10,6 +10,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	core "k8s.io/client-go/testing"
@@ -50,10 +51,11 @@ func (r *clusterReads) get() []string {
 // await waits until want has been requested.
 func (r *clusterReads) await(t *testing.T, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(r.get(), want); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("requests %v, want %q", r.get(), want)
-		}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return slices.Contains(r.get(), want), nil
+	})
+	if err != nil {
+		t.Fatalf("requests %v, want %q", r.get(), want)
 	}
 }
 
@@ -125,10 +127,11 @@ func TestProportionalWatchStartsWithFirstUser(t *testing.T) {
 	if err := f.kube.Tracker().Add(node("d", "1", true, false)); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); f.ctrl.queue.Len() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("nothing queued after a node joined")
-		}
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return f.ctrl.queue.Len() > 0, nil
+	})
+	if err != nil {
+		t.Fatal("nothing queued after a node joined")
 	}
 	if key, _ := f.ctrl.queue.Get(); key != "Autoscaler/ns/dns" {
 		t.Fatalf("queued %q after a node joined, want Autoscaler/ns/dns", key)

@@ -113,14 +113,10 @@ func TestResyncAfterSyncPeriod(t *testing.T) {
 
 // waitLen reports whether the queue reaches n items within a short time.
 func waitLen(c *Controller, n int) bool {
-	deadline := time.Now().Add(200 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if c.queue.Len() >= n {
-			return true
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return false
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 200*time.Millisecond, true, func(context.Context) (bool, error) {
+		return c.queue.Len() >= n, nil
+	})
+	return err == nil
 }
 
 // createPods creates n running, ready pods through the fake API.

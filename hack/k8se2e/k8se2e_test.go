@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/ebbflow/ebbflow/test/realnode/kit"
 )
 
 // A JUnit report as e2e.test --report-dir writes it (shortened): ginkgo
@@ -135,5 +137,20 @@ func TestWriteImage(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "consume-cpu/ consume-cpu/consume-cpu consumer" {
 		t.Errorf("layer files %q", got)
+	}
+}
+
+// TestChartValues keeps the values of each mode byte for byte
+// (testdata/values-<mode>.yaml, written by the values before they were built
+// from kit's).
+func TestChartValues(t *testing.T) {
+	for _, mode := range []string{modeEbbflow, modeKCM} {
+		want, err := os.ReadFile(filepath.Join("testdata", "values-"+mode+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kit.ChartValuesAt("10.0.0.1", 9090, chartOptions(mode)); got != string(want) {
+			t.Errorf("%s: values differ from testdata:\n%s", mode, got)
+		}
 	}
 }

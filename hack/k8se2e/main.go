@@ -219,7 +219,7 @@ func readRun(dir, mode string) (modeRun, error) {
 // prepareMode installs (first) or changes the chart and kube-controller-
 // manager for mode.
 func prepareMode(ctx context.Context, env *kit.Env, mode string, first bool) error {
-	values := chartValues(env, mode)
+	values := env.ChartValuesWith(chartOptions(mode))
 	if first {
 		if _, err := env.InstallChart(ctx, values, 5*time.Minute); err != nil {
 			return err
@@ -258,31 +258,23 @@ func prepareMode(ctx context.Context, env *kit.Env, mode string, first bool) err
 // on a scale-down, held three replicas).
 const resourceWindow = 45 * time.Second
 
-// chartValues: Prometheus of the cluster, metrics.k8s.io from the kubelet's
-// /metrics/resource (the tests' Resource metrics; the same for both modes:
-// kit's resource rules with CPU as a rate over resourceWindow), no custom
-// or external APIServices (the external-metrics tests register
+// chartOptions: kit's values (Prometheus of the cluster, metrics.k8s.io from
+// the kubelet's /metrics/resource, the tests' Resource metrics; the same for
+// both modes) with CPU as a rate over resourceWindow, no custom or external
+// rules nor APIServices (the external-metrics tests register
 // v1beta1.external.metrics.k8s.io for their own server), and in drop-in
 // mode the autoscaler with hpaMode "all" and every flag at its default
 // (kube-controller-manager's), in kcm mode no autoscaler.
-func chartValues(env *kit.Env, mode string) string {
-	autoscaler := `autoscaler:
-  hpaMode: "all"
-  autoscalers: false
-`
-	if mode == modeKCM {
-		autoscaler = "autoscaler: {enabled: false}\n"
+func chartOptions(mode string) kit.ChartOptions {
+	o := kit.ChartOptions{
+		Autoscaler:     "\n  hpaMode: \"all\"\n  autoscalers: false\n",
+		NoAPIService:   true,
+		ResourceWindow: resourceWindow,
 	}
-	return fmt.Sprintf(`prometheus:
-  url: http://%s
-  port: %d
-adapter:
-  metricsRelistInterval: 10s
-  apiService: {create: false}
-  resourceMetrics: {enabled: true}
-%srules:
-  default: false
-%s`, env.C.PodPrometheusHost(), env.C.PodPrometheusPort(), autoscaler, kit.ResourceRules(resourceWindow))
+	if mode == modeKCM {
+		o.Autoscaler = " {enabled: false}\n"
+	}
+	return o
 }
 
 // modeRun is one mode's e2e run.

@@ -190,14 +190,15 @@ func waitExternalMetric(ctx context.Context, c *cluster.Cluster, queue string) e
 	}
 	sel := labels.SelectorFromSet(labels.Set{"queue": queue})
 	var last error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(context.Context) (bool, error) {
 		l, err := ext.NamespacedMetrics(periodsNS).List(periodsGauge, sel)
-		if err == nil && len(l.Items) == 1 {
-			return nil
-		}
 		last = err
+		return err == nil && len(l.Items) == 1, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the adapter does not serve %s{queue=%q} after a minute: %v", periodsGauge, queue, last)
 	}
-	return fmt.Errorf("the adapter does not serve %s{queue=%q} after a minute: %v", periodsGauge, queue, last)
+	return nil
 }
 
 // createPeriodWorkload creates namespace periodsNS with, for each group, its

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // sweepNode removes everything a real node leaves on the machine once its
@@ -91,19 +93,19 @@ func killCgroupTree(group string) {
 // killed processes exit.
 func removeCgroupTree(group string) error {
 	var left []string
-	for range 50 {
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
 		left = left[:0]
 		for _, d := range cgroupDirs(group) {
 			if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 				left = append(left, d)
 			}
 		}
-		if len(left) == 0 {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cgroups left: %v", left)
 	}
-	return fmt.Errorf("cgroups left: %v", left)
+	return nil
 }
 
 // killProcessesMentioning kills the processes whose command line mentions

@@ -213,7 +213,7 @@ func unlinkCadvisorSocket(root string) error {
 // ctr runs Debian's ctr against the node's containerd in the k8s.io
 // namespace (the one the kubelet's images and containers live in).
 func (c *Cluster) ctr(ctx context.Context, args ...string) (string, error) {
-	return run(ctx, "ctr", append([]string{"--address", c.node.socket, "--namespace", containerdNS}, args...)...)
+	return Ctr{Address: c.node.socket, Namespace: containerdNS}.Run(ctx, args...)
 }
 
 // Ctr runs Debian's ctr against the real node's containerd in the k8s.io

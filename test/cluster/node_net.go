@@ -86,9 +86,15 @@ func guardRules() []guardRule {
 func run(ctx context.Context, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), sbinPath())
+	return output(cmd)
+}
+
+// output runs cmd and returns its combined output; the error names the
+// command and carries the output.
+func output(cmd *exec.Cmd) (string, error) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(out))
+		return string(out), fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " "), err, bytes.TrimSpace(out))
 	}
 	return string(out), nil
 }

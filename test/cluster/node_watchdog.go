@@ -9,10 +9,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // A run that ends without its teardown — killed, a panic, a go test
@@ -153,15 +156,9 @@ func sweepDeadRun(ctx context.Context, o nodeOwner, logf func(string, ...any)) e
 
 // waitGone waits until the processes have exited or timeout passed.
 func waitGone(pids []int, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for _, pid := range pids {
-		for time.Now().Before(deadline) {
-			if !alive(pid) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	_ = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return !slices.ContainsFunc(pids, alive), nil
+	})
 }
 
 // alive reports whether pid is a process that has not exited (a zombie

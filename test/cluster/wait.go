@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
 	"github.com/ebbflow/ebbflow/test/certs"
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // pollInterval is the pause between readiness probes.
@@ -21,32 +23,27 @@ const pollInterval = 100 * time.Millisecond
 func waitFor(ctx context.Context, what string, timeout time.Duration, p *process, cond func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
 	var last error
-	for {
+	var child *proc.Process
+	if p != nil {
+		child = p.Process
+	}
+	err := proc.WaitFor(ctx, child, pollInterval, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
 		if err != nil && ctx.Err() == nil {
 			last = err
 		}
-		var done <-chan struct{}
-		if p != nil {
-			done = p.Done()
-		}
-		select {
-		case <-done:
-			return fmt.Errorf("waiting for %s: %w", what, p.exitError())
-		case <-ctx.Done():
-			if p != nil {
-				return fmt.Errorf("waiting for %s (last error: %v): %w; %s log tail:\n%s", what, last, ctx.Err(), p.name, logTail(p.logPath, 20))
-			}
-			return fmt.Errorf("waiting for %s (last error: %v): %w", what, last, ctx.Err())
-		case <-t.C:
-		}
+		return ok, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		return fmt.Errorf("waiting for %s: %w", what, p.exitError())
+	case p != nil:
+		return fmt.Errorf("waiting for %s (last error: %v): %w; %s log tail:\n%s", what, last, err, p.name, logTail(p.logPath, 20))
 	}
+	return fmt.Errorf("waiting for %s (last error: %v): %w", what, last, err)
 }
 
 // httpsClient returns a client trusting caPEM (or skipping verification if

@@ -249,13 +249,8 @@ func firstScaleAbove(ctx context.Context, client kubernetes.Interface, ns, name 
 // kwok node, once the namespace's default ServiceAccount exists.
 func createForecastDeployment(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string) {
 	t.Helper()
-	for {
-		if _, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			t.Fatalf("default service account: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := waitDefaultServiceAccount(ctx, client, ns); err != nil {
+		t.Fatal(err)
 	}
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{

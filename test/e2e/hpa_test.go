@@ -256,19 +256,15 @@ func waitReplicas(t *testing.T, ns, name string, timeout time.Duration, want str
 // is not empty, a reason starting with it.
 func waitCondition(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, reason string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), conditionTimeout)
-	defer cancel()
-	for {
-		if c, ok := hpaCondition(ctx, ns, name, typ); ok && c.Status == status && strings.HasPrefix(c.Reason, reason) {
-			t.Logf("%s/%s: %s=%s (%s: %s)", ns, name, typ, c.Status, c.Reason, c.Message)
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s/%s: no condition %s=%s with reason %s* within %v\n%s", ns, name, typ, status, reason, conditionTimeout, describeHPA(ns, name))
-		case <-time.After(hpaPollInterval):
-		}
-	}
+	waitUntil(t, hpaPollInterval, conditionTimeout, fmt.Sprintf("%s/%s: no condition %s=%s with reason %s*", ns, name, typ, status, reason),
+		func() string { return describeHPA(ns, name) }, func(ctx context.Context) bool {
+			c, ok := hpaCondition(ctx, ns, name, typ)
+			if ok && c.Status == status && strings.HasPrefix(c.Reason, reason) {
+				t.Logf("%s/%s: %s=%s (%s: %s)", ns, name, typ, c.Status, c.Reason, c.Message)
+				return true
+			}
+			return false
+		})
 }
 
 // hpaCondition returns the HPA's condition of type typ.

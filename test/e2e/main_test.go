@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -212,6 +214,21 @@ func publishFixture(e *exporter.Exporter) {
 	}
 }
 
+// waitDefaultServiceAccount waits, every 100 ms until ctx ends, for the
+// default ServiceAccount of ns, which kube-controller-manager creates; the
+// error carries the last read's.
+func waitDefaultServiceAccount(ctx context.Context, client kubernetes.Interface, ns string) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, last = client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("default service account of %s: %w (last error: %v)", ns, err, last)
+	}
+	return nil
+}
+
 // createFixture creates the fixture namespace, a Pod per fixturePod (on the
 // first kwok node, labelled app=<service>) and a Service per service name.
 func createFixture(ctx context.Context, c *cluster.Cluster) error {
@@ -221,16 +238,10 @@ func createFixture(ctx context.Context, c *cluster.Cluster) error {
 	}
 	// The ServiceAccount admission plugin refuses pods until
 	// kube-controller-manager has created the namespace's default account.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := client.CoreV1().ServiceAccounts(fixtureNamespace).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("default service account of %s: %w", fixtureNamespace, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	saCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := waitDefaultServiceAccount(saCtx, client, fixtureNamespace); err != nil {
+		return err
 	}
 	services := map[string]bool{}
 	for _, p := range fixturePods() {

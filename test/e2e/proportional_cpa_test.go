@@ -130,48 +130,34 @@ spec:
 // status and a message containing msg.
 func waitAutoscalerCondition(t *testing.T, ns, name string, typ autoscalingv2.HorizontalPodAutoscalerConditionType, status corev1.ConditionStatus, msg string) {
 	t.Helper()
-	for deadline := time.Now().Add(propTimeout); ; time.Sleep(200 * time.Millisecond) {
-		if c, ok := propCondition(t, ns, name, typ); ok && c.Status == status && strings.Contains(c.Message, msg) {
+	waitProp(t, ns, name, fmt.Sprintf("no condition %s=%s with %q", typ, status, msg), func(context.Context) bool {
+		c, ok := propCondition(t, ns, name, typ)
+		if ok && c.Status == status && strings.Contains(c.Message, msg) {
 			t.Logf("%s/%s: %s=%s (%s: %s)", ns, name, typ, c.Status, c.Reason, c.Message)
-			return
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/%s: no condition %s=%s with %q within %v\n%s", ns, name, typ, status, msg, propTimeout, describeAutoscaler(t, ns, name))
-		}
-	}
+		return false
+	})
 }
 
 // waitEvent waits for an event of type typ and reason about Autoscaler name.
 func waitEvent(t *testing.T, ns, name, typ, reason string) {
 	t.Helper()
-	for deadline := time.Now().Add(propTimeout); ; time.Sleep(200 * time.Millisecond) {
-		evs, err := env().Client().CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
-		if err == nil {
-			for _, e := range evs.Items {
-				if e.InvolvedObject.Name == name && e.Type == typ && e.Reason == reason {
-					t.Logf("%s/%s: event %s %s: %s", ns, name, e.Type, e.Reason, e.Message)
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/%s: no %s event %s within %v\n%s", ns, name, typ, reason, propTimeout, describeAutoscaler(t, ns, name))
-		}
-	}
+	waitProp(t, ns, name, fmt.Sprintf("no %s event %s", typ, reason), func(ctx context.Context) bool {
+		return hasEvent(ctx, t, ns, name, func(e corev1.Event) bool { return e.Type == typ && e.Reason == reason })
+	})
 }
 
-// waitDecision waits until the Autoscaler's last decision satisfies ok.
+// waitPropDecision waits until the Autoscaler's last decision satisfies ok.
 func waitPropDecision(t *testing.T, ns, name string, ok func(*v1alpha1.DecisionRecord) bool, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(propTimeout); ; time.Sleep(200 * time.Millisecond) {
-		a, err := ebb(t).AutoscalingV1alpha1().Autoscalers(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err == nil && a.Status.LastDecision != nil && ok(a.Status.LastDecision) {
-			d := a.Status.LastDecision
-			t.Logf("%s/%s: decision: winning %q, desired %d (%s)", ns, name, d.WinningMetric, d.DesiredReplicas, want)
-			return
+	waitProp(t, ns, name, "no decision with "+want, func(ctx context.Context) bool {
+		a, err := ebb(t).AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || a.Status.LastDecision == nil || !ok(a.Status.LastDecision) {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/%s: no decision with %s within %v\n%s", ns, name, want, propTimeout, describeAutoscaler(t, ns, name))
-		}
-	}
+		d := a.Status.LastDecision
+		t.Logf("%s/%s: decision: winning %q, desired %d (%s)", ns, name, d.WinningMetric, d.DesiredReplicas, want)
+		return true
+	})
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,25 +204,27 @@ const propTimeout = 30 * time.Second
 // waitProportional waits until the Deployment has exactly want replicas.
 func waitProportional(t testing.TB, ns, name string, want int32, why string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), propTimeout)
-	defer cancel()
 	start := time.Now()
 	var last int32 = -1
-	for {
-		r, err := deploymentReplicas(ctx, ns, name)
-		if err == nil && r == want {
-			t.Logf("%s/%s: %d replicas after %v (%s)", ns, name, r, time.Since(start).Round(time.Millisecond), why)
-			return
-		}
-		if err == nil {
+	waitUntil(t, 100*time.Millisecond, propTimeout, fmt.Sprintf("%s/%s: replicas, want %d (%s)", ns, name, want, why),
+		func() string { return fmt.Sprintf("last read %d replicas\n%s", last, autoscalerStatus(ns, name)) }, func(ctx context.Context) bool {
+			r, err := deploymentReplicas(ctx, ns, name)
+			if err != nil {
+				return false
+			}
 			last = r
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s/%s: %d replicas, want %d (%s) within %v\n%s", ns, name, last, want, why, propTimeout, describeAutoscaler(t, ns, name))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+			if r == want {
+				t.Logf("%s/%s: %d replicas after %v (%s)", ns, name, r, time.Since(start).Round(time.Millisecond), why)
+			}
+			return r == want
+		})
+}
+
+// waitProp waits up to propTimeout, checking every 200 ms, until cond holds,
+// and fails the test with what and the Autoscaler's state if it does not.
+func waitProp(t testing.TB, ns, name, what string, cond func(context.Context) bool) {
+	t.Helper()
+	waitUntil(t, 200*time.Millisecond, propTimeout, ns+"/"+name+": "+what, func() string { return autoscalerStatus(ns, name) }, cond)
 }
 
 // expectReplicas computes with proportional.Replicas the count params give
@@ -242,7 +243,7 @@ func expectReplicas(t testing.TB, ns, name string, pool *nodePool, p proportiona
 func holdReplicas(t testing.TB, ns, name string, want int32, d time.Duration) {
 	t.Helper()
 	if err := replicasHeld(ns, name, want, d, 250*time.Millisecond); err != nil {
-		t.Fatalf("%v\n%s", err, describeAutoscaler(t, ns, name))
+		t.Fatalf("%v\n%s", err, autoscalerStatus(ns, name))
 	}
 }
 
@@ -258,34 +259,6 @@ func propCondition(t testing.TB, ns, name string, typ autoscalingv2.HorizontalPo
 		}
 	}
 	return autoscalingv2.HorizontalPodAutoscalerCondition{}, false
-}
-
-// describeAutoscaler renders the Autoscaler's status and the namespace's
-// events for failure messages.
-func describeAutoscaler(t testing.TB, ns, name string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var b strings.Builder
-	a, err := ebb(t).AutoscalingV1alpha1().Autoscalers(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Sprintf("autoscaler %s/%s: %v", ns, name, err)
-	}
-	fmt.Fprintf(&b, "autoscaler %s/%s: current %d desired %d\n", ns, name, a.Status.CurrentReplicas, a.Status.DesiredReplicas)
-	for _, c := range a.Status.Conditions {
-		fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
-	}
-	if d := a.Status.LastDecision; d != nil {
-		for _, m := range d.Metrics {
-			fmt.Fprintf(&b, "  decision metric %s: %s\n", m.Name, m.Reason)
-		}
-	}
-	if evs, err := env().Client().CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for _, e := range evs.Items {
-			fmt.Fprintf(&b, "  event %s %s/%s %s: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-		}
-	}
-	fmt.Fprintf(&b, "autoscaler log:\n%s", env().LogTail(cluster.Autoscaler, 20))
-	return b.String()
 }
 
 // startAutoscaler starts ebbflow-autoscaler with the options the other

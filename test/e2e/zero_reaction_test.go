@@ -22,6 +22,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -112,14 +113,14 @@ func TestReactionFromZero(t *testing.T) {
 // pollZero waits until the Deployment has 0 replicas (callable from any
 // goroutine: it never fails the test itself).
 func pollZero(ns, name string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if r, err := deploymentReplicas(context.Background(), ns, name); err == nil && r == 0 {
-			return nil
-		}
-		time.Sleep(200 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		r, err := deploymentReplicas(ctx, ns, name)
+		return err == nil && r == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s/%s: not at 0 replicas within %v", ns, name, timeout)
 	}
-	return fmt.Errorf("%s/%s: not at 0 replicas within %v", ns, name, timeout)
+	return nil
 }
 
 // wakeWatch reports, per Deployment, the time a watch event first shows

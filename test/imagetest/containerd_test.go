@@ -2,7 +2,6 @@ package imagetest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ebbflow/ebbflow/test/cluster"
+	"github.com/ebbflow/ebbflow/test/proc"
 )
 
 // runPrefix names the directories of runs under os.TempDir(); a run's
@@ -32,9 +34,9 @@ var defaultCaps = []string{"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_F
 // state under dir, images and containers in namespace ns. It shares nothing
 // with a containerd of the machine (none is touched).
 type containerd struct {
-	dir, socket, runcRoot, ns string
-	cmd                       *exec.Cmd
-	exited                    chan struct{}
+	dir, runcRoot string
+	ctr           cluster.Ctr
+	proc          *proc.Process
 }
 
 // startContainerd starts a private containerd and registers its teardown
@@ -48,8 +50,8 @@ func startContainerd(ctx context.Context, t *testing.T) *containerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &containerd{dir: dir, socket: filepath.Join(dir, "containerd.sock"), runcRoot: filepath.Join(dir, "runc"),
-		ns: fmt.Sprintf("%s%d", runPrefix, os.Getpid()), exited: make(chan struct{})}
+	c := &containerd{dir: dir, runcRoot: filepath.Join(dir, "runc"),
+		ctr: cluster.Ctr{Address: filepath.Join(dir, "containerd.sock"), Namespace: fmt.Sprintf("%s%d", runPrefix, os.Getpid())}}
 	t.Cleanup(func() { c.teardown(t) })
 	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
@@ -63,29 +65,27 @@ func startContainerd(ctx context.Context, t *testing.T) *containerd {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	c.cmd = exec.Command("containerd", "--config", config, "--log-level", "warn")
-	c.cmd.Stdout, c.cmd.Stderr = log, log
+	cmd := exec.Command("containerd", "--config", config, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = log, log
 	// Dies with the test process; its shims are removed by the next run's sweep.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
+	if c.proc, err = proc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	go func() { c.cmd.Wait(); close(c.exited) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := c.ctr(ctx, "version"); err == nil {
-			return c
-		} else if time.Now().After(deadline) || ctx.Err() != nil {
-			logs, _ := os.ReadFile(log.Name())
-			t.Fatalf("containerd did not answer: %v\n%s", err, logs)
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last error
+	err = proc.WaitFor(waitCtx, c.proc, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
+		_, last = c.ctr.Run(ctx, "version")
+		return last == nil, nil
+	})
+	if err != nil {
+		logs, _ := os.ReadFile(log.Name())
+		if errors.Is(err, proc.ErrExited) {
+			t.Fatalf("containerd exited: %v\n%s", c.proc.Err(), logs)
 		}
-		select {
-		case <-c.exited:
-			logs, _ := os.ReadFile(log.Name())
-			t.Fatalf("containerd exited: %v\n%s", c.cmd.ProcessState, logs)
-		case <-time.After(200 * time.Millisecond):
-		}
+		t.Fatalf("containerd did not answer: %v\n%s", last, logs)
 	}
+	return c
 }
 
 // config is containerd's config.toml (version 2, containerd 1.6): its own
@@ -104,24 +104,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
-`, filepath.Join(c.dir, "root"), filepath.Join(c.dir, "state"), c.socket, c.socket+".ttrpc", filepath.Join(c.dir, "opt"))
-}
-
-// ctr runs ctr against this containerd in its namespace and returns its
-// combined output.
-func (c *containerd) ctr(ctx context.Context, args ...string) (string, error) {
-	cmd := c.ctrCmd(ctx, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err != nil {
-		err = fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out.Bytes()))
-	}
-	return out.String(), err
-}
-
-func (c *containerd) ctrCmd(ctx context.Context, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ctr", append([]string{"--address", c.socket, "--namespace", c.ns}, args...)...)
+`, filepath.Join(c.dir, "root"), filepath.Join(c.dir, "state"), c.ctr.Address, c.ctr.Address+".ttrpc", filepath.Join(c.dir, "opt"))
 }
 
 // runArgs are the `ctr run` arguments every container of the tests gets:
@@ -143,22 +126,16 @@ func (c *containerd) runArgs(extra ...string) []string {
 func (c *containerd) teardown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if c.cmd != nil && c.cmd.Process != nil {
-		if out, err := c.ctr(ctx, "containers", "list", "--quiet"); err == nil {
+	if c.proc != nil {
+		if out, err := c.ctr.Run(ctx, "containers", "list", "--quiet"); err == nil {
 			for id := range strings.FieldsSeq(out) {
-				c.ctr(ctx, "task", "delete", "--force", id)
-				c.ctr(ctx, "containers", "delete", id)
+				c.ctr.Run(ctx, "task", "delete", "--force", id)
+				c.ctr.Run(ctx, "containers", "delete", id)
 			}
 		}
-		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-c.exited:
-		case <-time.After(15 * time.Second):
-			syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-			<-c.exited
-		}
+		c.proc.Stop(15 * time.Second)
 	}
-	removeRun(c.dir, c.ns)
+	removeRun(c.dir, c.ctr.Namespace)
 	if pids := shimsOf(c.dir); len(pids) > 0 {
 		t.Errorf("shims of %s still running: %v", c.dir, pids)
 	}

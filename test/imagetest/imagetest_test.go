@@ -69,7 +69,7 @@ func buildImages(ctx context.Context, t *testing.T, dir string, args ...string) 
 // named b.ref, with the digest hack/image printed.
 func importImage(ctx context.Context, t *testing.T, c *containerd, b built) {
 	t.Helper()
-	out, err := c.ctr(ctx, "images", "import", b.path)
+	out, err := c.ctr.Run(ctx, "images", "import", b.path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,12 +161,12 @@ func testContext(t *testing.T) (context.Context, context.CancelFunc) {
 // kubelet, which appends args), so the entrypoint is passed again.
 func runOnce(ctx context.Context, t *testing.T, c *containerd, ref, id string, args ...string) string {
 	t.Helper()
-	out, err := c.ctr(ctx, c.runArgs(append([]string{ref, id}, args...)...)...)
+	out, err := c.ctr.Run(ctx, c.runArgs(append([]string{ref, id}, args...)...)...)
 	if err != nil {
 		t.Errorf("%v", err)
 	}
 	checkSpec(ctx, t, c, id, 65532)
-	if _, err := c.ctr(ctx, "containers", "delete", id); err != nil {
+	if _, err := c.ctr.Run(ctx, "containers", "delete", id); err != nil {
 		t.Error(err)
 	}
 	return out
@@ -191,7 +191,7 @@ type ociSpec struct {
 // namespace (no path: not the host's, not another's).
 func checkSpec(ctx context.Context, t *testing.T, c *containerd, id string, uid uint32) {
 	t.Helper()
-	out, err := c.ctr(ctx, "containers", "info", id)
+	out, err := c.ctr.Run(ctx, "containers", "info", id)
 	if err != nil {
 		t.Error(err)
 		return
@@ -227,7 +227,7 @@ func checkSpec(ctx context.Context, t *testing.T, c *containerd, id string, uid 
 func testPause(ctx context.Context, t *testing.T, c *containerd) {
 	const id = "pause"
 	pidFile := filepath.Join(c.dir, "pause.pid")
-	cmd := c.ctrCmd(ctx, c.runArgs("--pid-file", pidFile, "registry.k8s.io/pause:3.10", id)...)
+	cmd := c.ctr.Command(ctx, c.runArgs("--pid-file", pidFile, "registry.k8s.io/pause:3.10", id)...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -258,7 +258,7 @@ func testPause(ctx context.Context, t *testing.T, c *containerd) {
 		t.Fatalf("pause exited by itself: %v: %s", err, out.String())
 	case <-time.After(time.Second):
 	}
-	if _, err := c.ctr(ctx, "task", "kill", "--signal", "SIGTERM", id); err != nil {
+	if _, err := c.ctr.Run(ctx, "task", "kill", "--signal", "SIGTERM", id); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -272,7 +272,7 @@ func testPause(ctx context.Context, t *testing.T, c *containerd) {
 	case <-time.After(10 * time.Second):
 		t.Errorf("pause still running 10s after SIGTERM")
 	}
-	if _, err := c.ctr(ctx, "containers", "delete", id); err != nil {
+	if _, err := c.ctr.Run(ctx, "containers", "delete", id); err != nil {
 		t.Error(err)
 	}
 }

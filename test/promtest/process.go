@@ -93,27 +93,20 @@ func (s *Server) launch(ctx context.Context) (*proc.Process, time.Duration, erro
 func (s *Server) waitReady(ctx context.Context, p *proc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
 	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		// Another process may have taken the port; only our own Prometheus,
-		// recognised by its TSDB path, counts as ready.
-		if s.ready(ctx) && s.ours(ctx) {
-			return nil
+	// Another process may have taken the port; only our own Prometheus,
+	// recognised by its TSDB path, counts as ready.
+	err := proc.WaitFor(ctx, p, 20*time.Millisecond, func(ctx context.Context) (bool, error) { return s.ready(ctx) && s.ours(ctx), nil })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		tail := s.LogTail(30)
+		if strings.Contains(tail, "address already in use") {
+			return fmt.Errorf("prometheus on %s: %w", s.addr, errAddrInUse)
 		}
-		select {
-		case <-p.Done():
-			tail := s.LogTail(30)
-			if strings.Contains(tail, "address already in use") {
-				return fmt.Errorf("prometheus on %s: %w", s.addr, errAddrInUse)
-			}
-			return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.Err(), tail)
-		case <-ctx.Done():
-			return fmt.Errorf("prometheus not ready after %v: %w; log tail:\n%s",
-				s.opts.ReadyTimeout, ctx.Err(), s.LogTail(30))
-		case <-tick.C:
-		}
+		return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.Err(), tail)
 	}
+	return fmt.Errorf("prometheus not ready after %v: %w; log tail:\n%s", s.opts.ReadyTimeout, err, s.LogTail(30))
 }
 
 // ready reports whether /-/ready answers 200.

@@ -23,6 +23,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+	"github.com/ebbflow/ebbflow/test/poll"
 )
 
 func jsonDecode(r io.Reader, out any) error {
@@ -255,16 +256,14 @@ func testHistory(t *testing.T, s *stack, at time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var h forecast.Series
-	for { // the newest pushed minutes may take a moment to be visible
+	// The newest pushed minutes may take a moment to be visible.
+	poll.Until(t, 2*time.Minute, "history through the adapter", func() error {
 		h, err = client.ExternalHistory(ctx, "default", "queue_messages_ready", sel, req)
 		if err == nil && len(h.Values) > 0 && h.Start.Add(time.Duration(len(h.Values)-1)*h.Step).After(at.Add(-2*time.Minute)) {
-			break
+			return nil
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("history through the adapter: %v (%d points from %v)", err, len(h.Values), h.Start)
-		}
-		time.Sleep(time.Second)
-	}
+		return fmt.Errorf("%v (%d points from %v)", err, len(h.Values), h.Start)
+	})
 	compared, wrong := 0, 0
 	for i, v := range h.Values {
 		ts := h.Start.Add(time.Duration(i) * h.Step)

@@ -188,21 +188,15 @@ func (s *Store) launch(ctx context.Context) error {
 func (s *Store) waitReady(ctx context.Context, p *proc.Process) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
 	defer cancel()
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
 	url := "http://" + s.addr() + s.ready
-	for {
-		if proc.Probe(ctx, url) {
-			return nil
-		}
-		select {
-		case <-p.Done():
-			return fmt.Errorf("%s exited before it was ready (%v); log tail:\n%s", s.kind, p.Err(), s.LogTail(30))
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready after %v: %w; log tail:\n%s", s.kind, s.opts.ReadyTimeout, ctx.Err(), s.LogTail(30))
-		case <-t.C:
-		}
+	err := proc.WaitFor(ctx, p, pollInterval, func(ctx context.Context) (bool, error) { return proc.Probe(ctx, url), nil })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		return fmt.Errorf("%s exited before it was ready (%v); log tail:\n%s", s.kind, p.Err(), s.LogTail(30))
 	}
+	return fmt.Errorf("%s not ready after %v: %w; log tail:\n%s", s.kind, s.opts.ReadyTimeout, err, s.LogTail(30))
 }
 
 // Kill ends the store with SIGKILL, like a crash. Its data stays for Restart.

@@ -3,6 +3,7 @@ package thanostest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -144,22 +145,19 @@ func (c *component) healthyStores(ctx context.Context) (int, error) {
 // waitUntil polls cond until it reports true, fails, the component exits or
 // ctx ends.
 func waitUntil(ctx context.Context, what string, c *component, cond func(context.Context) (bool, error)) error {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
+	var condErr error
+	err := proc.WaitFor(ctx, c.proc, pollInterval, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-c.proc.Done():
-			return fmt.Errorf("%s: thanos %s exited (%v); log tail:\n%s", what, c.name, c.proc.Err(), c.logTail(30))
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w; log tail of thanos %s:\n%s", what, ctx.Err(), c.name, c.logTail(30))
-		case <-t.C:
-		}
+		condErr = err
+		return ok, err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case condErr != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	case errors.Is(err, proc.ErrExited):
+		return fmt.Errorf("%s: thanos %s exited (%v); log tail:\n%s", what, c.name, c.proc.Err(), c.logTail(30))
 	}
+	return fmt.Errorf("%s: %w; log tail of thanos %s:\n%s", what, err, c.name, c.logTail(30))
 }

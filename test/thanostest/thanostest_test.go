@@ -3,6 +3,7 @@ package thanostest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/ebbflow/ebbflow/test/exporter"
+	"github.com/ebbflow/ebbflow/test/poll"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
@@ -75,17 +77,13 @@ func TestHADeduplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := v1.NewAPI(client)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	poll.Until(t, time.Minute, "count through thanos query", func() error {
 		v, _, err := q.Query(ctx, `count(thanostest_gauge)`, time.Now())
 		if vec, ok := v.(model.Vector); err == nil && ok && len(vec) == 1 && vec[0].Value == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("count through thanos query = %v (err %v), want 1", v, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return fmt.Errorf("= %v (err %v), want 1", v, err)
+	})
 	// Without deduplication, each replica's series is there, told apart by
 	// its replica label.
 	u := h.QueryURL() + "/api/v1/query?dedup=false&query=" + url.QueryEscape(`count(thanostest_gauge) by (replica)`)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"slices"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestReapCollectsExitedChildren(t *testing.T) {
@@ -17,11 +20,10 @@ func TestReapCollectsExitedChildren(t *testing.T) {
 		want = append(want, cmd.Process.Pid)
 	}
 	var got []int
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < len(want) && time.Now().Before(deadline) {
+	_ = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		got = append(got, reap()...)
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(got) >= len(want), nil
+	})
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -177,16 +178,13 @@ func createPods(ctx context.Context, c *cluster.Cluster) error {
 		}
 		// The ServiceAccount admission plugin refuses pods until
 		// kube-controller-manager has created the namespace's default account.
-		deadline := time.Now().Add(time.Minute)
-		for {
-			_, err := client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{})
-			if err == nil || apierrors.IsAlreadyExists(err) {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("create pod %s: %w", pod, err)
-			}
-			time.Sleep(200 * time.Millisecond)
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, last = client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{})
+			return last == nil || apierrors.IsAlreadyExists(last), nil
+		})
+		if err != nil {
+			return fmt.Errorf("create pod %s: %w", pod, last)
 		}
 	}
 	return nil

@@ -15,23 +15,67 @@ import (
 // kubelet's /metrics/resource (ResourceRules over ResourceWindow).
 // Everything else is the chart's default.
 func (e *Env) ChartValues(externalRules string) string {
-	return fmt.Sprintf(`prometheus:
-  url: http://%s
-  port: %d
-adapter:
-  metricsRelistInterval: 10s
-  resourceMetrics: {enabled: true}
-autoscaler:
-  extraArguments: [--horizontal-pod-autoscaler-sync-period=5s]
-rules:
-  default: false
-  custom:
+	return e.ChartValuesWith(ChartOptions{Rules: SampleAppRules(externalRules)})
+}
+
+// ChartOptions are the chart values that differ between the installs of
+// the tests; the zero value is ChartValues' without the sample app's rules.
+type ChartOptions struct {
+	// Rules are rules.custom and rules.external (YAML indented for the
+	// `rules:` key, as SampleAppRules writes them); none when empty.
+	Rules string
+	// Autoscaler is the chart's autoscaler section (YAML following the
+	// `autoscaler:` key, e.g. " {enabled: false}"); empty: the chart's
+	// defaults with kube-controller-manager's HPA sync period at 5 s.
+	Autoscaler string
+	// NoAPIService leaves the adapter's APIServices out
+	// (adapter.apiService.create: false), where other servers register
+	// those groups.
+	NoAPIService bool
+	// ResourceWindow is the window of the resource rules' CPU rate;
+	// ResourceWindow when zero.
+	ResourceWindow time.Duration
+}
+
+// ChartValuesWith are the values of the chart on this cluster: where
+// Prometheus is, fast relists, metrics.k8s.io from the kubelet's
+// /metrics/resource (ResourceRules) and what o sets.
+func (e *Env) ChartValuesWith(o ChartOptions) string {
+	return ChartValuesAt(e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), o)
+}
+
+// ChartValuesAt are ChartValuesWith's values with Prometheus at
+// promHost:promPort.
+func ChartValuesAt(promHost string, promPort int, o ChartOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "prometheus:\n  url: http://%s\n  port: %d\nadapter:\n  metricsRelistInterval: 10s\n", promHost, promPort)
+	if o.NoAPIService {
+		b.WriteString("  apiService: {create: false}\n")
+	}
+	b.WriteString("  resourceMetrics: {enabled: true}\nautoscaler:")
+	if o.Autoscaler == "" {
+		o.Autoscaler = "\n  extraArguments: [--horizontal-pod-autoscaler-sync-period=5s]\n"
+	}
+	b.WriteString(o.Autoscaler)
+	b.WriteString("rules:\n  default: false\n")
+	b.WriteString(o.Rules)
+	if o.ResourceWindow == 0 {
+		o.ResourceWindow = ResourceWindow
+	}
+	b.WriteString(ResourceRules(o.ResourceWindow))
+	return b.String()
+}
+
+// SampleAppRules are the sample app's custom rule (requests per second)
+// and the external rules externalRules (a YAML list indented for the
+// `external:` key, e.g. " []" or QueueRule), for ChartOptions.Rules.
+func SampleAppRules(externalRules string) string {
+	return `  custom:
   - seriesQuery: 'http_requests_total{namespace!="",pod!=""}'
     resources: {overrides: {namespace: {resource: namespace}, pod: {resource: pod}}}
     name: {matches: "^(.*)_total$", as: "${1}_per_second"}
     metricsQuery: 'sum(rate(<<.Series>>{<<.LabelMatchers>>}[20s])) by (<<.GroupBy>>)'
-  external:%s
-%s`, e.C.PodPrometheusHost(), e.C.PodPrometheusPort(), externalRules, ResourceRules(ResourceWindow))
+  external:` + externalRules + "\n"
 }
 
 // ResourceWindow is the window of the CPU rate in ChartValues' resource

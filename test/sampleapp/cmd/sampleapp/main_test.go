@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The test binary runs main when this variable is set, so the tests drive
@@ -72,11 +74,15 @@ func TestSIGTERMDrainsThenExits0(t *testing.T) {
 	base := "http://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for status(base+"/readyz") != http.StatusOK {
-		if ctx.Err() != nil {
-			t.Fatalf("never ready; output:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// readyzIs polls /readyz every 20 ms (the drain lasts a second) until it
+	// answers want or ctx ends.
+	readyzIs := func(want int) bool {
+		return wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+			return status(base+"/readyz") == want, nil
+		}) == nil
+	}
+	if !readyzIs(http.StatusOK) {
+		t.Fatalf("never ready; output:\n%s", out.String())
 	}
 	if got := status(base + "/"); got != http.StatusOK {
 		t.Fatalf("GET / = %d", got)
@@ -84,11 +90,8 @@ func TestSIGTERMDrainsThenExits0(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	for status(base+"/readyz") != http.StatusServiceUnavailable {
-		if ctx.Err() != nil {
-			t.Fatalf("readyz never failed after SIGTERM; output:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !readyzIs(http.StatusServiceUnavailable) {
+		t.Fatalf("readyz never failed after SIGTERM; output:\n%s", out.String())
 	}
 	if got := status(base + "/"); got != http.StatusOK {
 		t.Errorf("GET / while draining = %d, want 200", got)
