@@ -155,7 +155,7 @@ test-e2e:
 	hack/install-qemu-user.sh
 	$(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
 
-## test-k8s-e2e: as root, Kubernetes v1.37.1's own HPA e2e tests ([sig-autoscaling] [Feature:HPA], test/e2e/autoscaling/horizontal_pod_autoscaling*.go; e2e.test and its images built from the Go module proxy) on the real node against ebbflow-autoscaler in drop-in mode, then against kube-controller-manager's HPA; side-by-side report in _output/k8se2e/report.md (K8S_E2E_FLAGS=--fast: the subset test-e2e runs; docs/k8s-e2e.md)
+## test-k8s-e2e: as root, Kubernetes v1.37.2's own HPA e2e tests ([sig-autoscaling] [Feature:HPA], test/e2e/autoscaling/horizontal_pod_autoscaling*.go; e2e.test and its images built from the Go module proxy) on the real node against ebbflow-autoscaler in drop-in mode, then against kube-controller-manager's HPA; side-by-side report in _output/k8se2e/report.md (K8S_E2E_FLAGS=--fast: the subset test-e2e runs; docs/k8s-e2e.md)
 K8S_E2E_FLAGS ?=
 test-k8s-e2e:
 	@[ "$$(id -u)" = 0 ] || { echo "make test-k8s-e2e needs root (the real node)"; exit 1; }

@@ -22,7 +22,7 @@ import (
 )
 
 // The images Kubernetes' HPA e2e tests run, built here from the sources in
-// k8s.io/kubernetes v1.37.1 (hack/tools/k8se2e pins it) instead of pulled:
+// k8s.io/kubernetes v1.37.2 (hack/tools/k8se2e pins it) instead of pulled:
 //
 //   - resource-consumer (test/images/resource-consumer): /consumer, the
 //     entrypoint, which runs /consume-cpu/consume-cpu (a path relative to the
@@ -119,7 +119,7 @@ func buildTestImages(ctx context.Context, root, dir string, e2eImages []string, 
 
 const pathEnv = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// testImageRefs are the names test/utils/image/manifest.go of v1.37.1 gives
+// testImageRefs are the names test/utils/image/manifest.go of v1.37.2 gives
 // the images (imageutils.ResourceConsumer, imageutils.Agnhost), checked
 // against e2e.test --list-images: --list-images names other agnhost versions
 // too, for other tests.
@@ -137,7 +137,7 @@ func listedImage(lines []string, repo string) (string, error) {
 			return want, nil
 		}
 	}
-	return "", fmt.Errorf("e2e.test --list-images does not name %s (the image of %s in Kubernetes v1.37.1)", want, repo)
+	return "", fmt.Errorf("e2e.test --list-images does not name %s (the image of %s in Kubernetes v1.37.2)", want, repo)
 }
 
 // stressAndLibs are Debian's stress (package stress, installed by

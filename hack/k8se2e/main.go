@@ -1,4 +1,4 @@
-// Command k8se2e runs Kubernetes v1.37.1's own HPA end-to-end tests
+// Command k8se2e runs Kubernetes v1.37.2's own HPA end-to-end tests
 // (k8s.io/kubernetes/test/e2e/autoscaling/horizontal_pod_autoscaling*.go,
 // [sig-autoscaling] [Feature:HPA]) on the local cluster's real node twice:
 // first against ebbflow-autoscaler in drop-in mode (kube-controller-manager's
@@ -43,7 +43,7 @@ import (
 )
 
 // hpaFocus selects the tests of horizontal_pod_autoscaling*.go (34 in
-// v1.37.1): every one is a SIGDescribe(feature.HPA, ..., "Horizontal pod
+// v1.37.2): every one is a SIGDescribe(feature.HPA, ..., "Horizontal pod
 // autoscaling ..."), some with a [FeatureGate:...] label between the two.
 const hpaFocus = `\[sig-autoscaling\] \[Feature:HPA\] .*Horizontal pod autoscaling`
 

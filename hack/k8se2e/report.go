@@ -160,7 +160,7 @@ func (r report) markdown() string {
 	case r.focus == hpaFocus && r.skip == "":
 		sel = "the whole selection"
 	}
-	fmt.Fprintf(&b, "# Kubernetes v1.37.1 HPA e2e tests: %s\n\n", sel)
+	fmt.Fprintf(&b, "# Kubernetes v1.37.2 HPA e2e tests: %s\n\n", sel)
 	fmt.Fprintf(&b, "Focus: `%s`.", r.focus)
 	if r.skip != "" {
 		fmt.Fprintf(&b, " Skip: `%s`.", r.skip)

@@ -41,7 +41,7 @@ func (c *Cluster) AdapterURL() string { return fmt.Sprintf("https://127.0.0.1:%d
 // certificate (also the APIServices' caBundle).
 func (c *Cluster) AdapterCA() []byte { return append([]byte(nil), c.pki.adapterCA.CertPEM...) }
 
-// Kubectl returns the path of the pinned kubectl (v1.37.1, built by
+// Kubectl returns the path of the pinned kubectl (v1.37.2, built by
 // hack/build-tools.sh); run it with --kubeconfig AdminKubeconfig().
 func (c *Cluster) Kubectl() string { return c.tools.kubectl }
 

@@ -1,4 +1,4 @@
-// Package k8se2e runs the fast subset of Kubernetes v1.37.1's own HPA e2e
+// Package k8se2e runs the fast subset of Kubernetes v1.37.2's own HPA e2e
 // tests against ebbflow-autoscaler in drop-in mode, for make test: the four
 // specs of hack/k8se2e --fast (CPU scale-up on light load, the short
 // downscale stabilization window, external metrics up and down, to zero and
