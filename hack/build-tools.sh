@@ -266,9 +266,10 @@ build() {
     [[ "${pinned}" == "${VERSION}" ]] ||
       die "${name}: hack/tools/versions.env says ${VERSION} but hack/tools/${MOD}/go.mod requires ${MODPATH} ${pinned:-(nothing)}"
     mkdir -p "${CACHE}/bin"
-    # One builder per tool at a time; a second one waits, then finds it cached.
+    # One builder per tool and version at a time; a second one waits, then
+    # finds it cached (another version of the tool builds meanwhile).
     # Locks are taken in the order of the arguments, which main keeps stable.
-    exec {lock}>"${CACHE}/.${name}.lock"
+    exec {lock}>"${CACHE}/.${name}-${VERSION}.lock"
     flock "${lock}"
     locks+=("${lock}")
     if [[ "${FORCE}" == 0 ]] && is_complete "${CACHE}/${name}-${VERSION}" "${name}"; then
