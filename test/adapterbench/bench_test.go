@@ -148,6 +148,11 @@ func createPods(ctx context.Context, c *cluster.Cluster, names []string) error {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNS}}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("namespace: %w", err)
 	}
+	saCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := cluster.WaitDefaultServiceAccount(saCtx, cs, benchNS); err != nil {
+		return err
+	}
 	nodes := c.NodeNames()
 	work := make(chan int)
 	errs := make(chan error, 8)

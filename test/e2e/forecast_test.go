@@ -249,7 +249,7 @@ func firstScaleAbove(ctx context.Context, client kubernetes.Interface, ns, name 
 // kwok node, once the namespace's default ServiceAccount exists.
 func createForecastDeployment(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string) {
 	t.Helper()
-	if err := waitDefaultServiceAccount(ctx, client, ns); err != nil {
+	if err := cluster.WaitDefaultServiceAccount(ctx, client, ns); err != nil {
 		t.Fatal(err)
 	}
 	labels := map[string]string{"app": name}

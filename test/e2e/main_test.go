@@ -18,8 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -214,21 +212,6 @@ func publishFixture(e *exporter.Exporter) {
 	}
 }
 
-// waitDefaultServiceAccount waits, every 100 ms until ctx ends, for the
-// default ServiceAccount of ns, which kube-controller-manager creates; the
-// error carries the last read's.
-func waitDefaultServiceAccount(ctx context.Context, client kubernetes.Interface, ns string) error {
-	var last error
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, last = client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return last == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("default service account of %s: %w (last error: %v)", ns, err, last)
-	}
-	return nil
-}
-
 // createFixture creates the fixture namespace, a Pod per fixturePod (on the
 // first kwok node, labelled app=<service>) and a Service per service name.
 func createFixture(ctx context.Context, c *cluster.Cluster) error {
@@ -240,7 +223,7 @@ func createFixture(ctx context.Context, c *cluster.Cluster) error {
 	// kube-controller-manager has created the namespace's default account.
 	saCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := waitDefaultServiceAccount(saCtx, client, fixtureNamespace); err != nil {
+	if err := cluster.WaitDefaultServiceAccount(saCtx, client, fixtureNamespace); err != nil {
 		return err
 	}
 	services := map[string]bool{}
