@@ -26,7 +26,7 @@ import (
 // one item per sample with its own timestamp. An answer of more than
 // rules.MaxHistorySamples samples is refused (400): the selector is too
 // broad for a history.
-func (p *Provider) externalHistory(ctx context.Context, namespace string, sel labels.Selector, h rules.History, metric string, target discovery.Target) (*external_metrics.ExternalMetricValueList, error) {
+func (p *Provider) externalHistory(ctx context.Context, namespace string, sel labels.Selector, h rules.HistoryRequest, metric string, target discovery.Target) (*external_metrics.ExternalMetricValueList, error) {
 	q, err := target.Rule.ExternalQuery(target.Series, namespace, sel)
 	if err != nil {
 		return nil, queryError(ctx, err)
@@ -233,7 +233,7 @@ func (p *Provider) PodsHistory(ctx context.Context, namespace string, info provi
 
 // podsHistory answers a custom-metrics request for the pods of namespace
 // (/namespaces/NS/pods/*/METRIC) whose metric selector carries the reserved
-// history requirements and names a workload (rules.History.Pods;
+// history requirements and names a workload (rules.HistoryRequest.Pods;
 // docs/forecast.md#history-contract): the workload's total over the pods
 // its names select, past pods included, one item per point of
 // (sum(<query>))[range:step], describing the workload. The pods' label
@@ -241,7 +241,7 @@ func (p *Provider) PodsHistory(ctx context.Context, namespace string, info provi
 // pod names. Validation and bounds are the other histories': a bad reserved
 // requirement is a 400, a failing Prometheus a generic 500, a history
 // without samples a 404.
-func (p *Provider) podsHistory(ctx context.Context, namespace string, info provider.CustomMetricInfo, target discovery.Target, rest labels.Selector, h rules.History) (*custom_metrics.MetricValueList, error) {
+func (p *Provider) podsHistory(ctx context.Context, namespace string, info provider.CustomMetricInfo, target discovery.Target, rest labels.Selector, h rules.HistoryRequest) (*custom_metrics.MetricValueList, error) {
 	sel, err := rules.ParseSelector(rest)
 	if err != nil {
 		return nil, queryError(ctx, err)

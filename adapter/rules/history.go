@@ -47,9 +47,9 @@ const (
 	maxHistoryValue = 16
 )
 
-// History is a history request: the range and step of the subquery, and
+// HistoryRequest is a request through the history contract: the range and step of the subquery, and
 // for a Pods metric the workload whose pods it sums.
-type History struct {
+type HistoryRequest struct {
 	Range time.Duration
 	Step  time.Duration
 	// Pods is set by one of the History*PodsLabel requirements: the
@@ -58,11 +58,11 @@ type History struct {
 }
 
 // Points is how many points per series the request asks at most.
-func (h History) Points() int64 { return int64(h.Range/h.Step) + 1 }
+func (h HistoryRequest) Points() int64 { return int64(h.Range/h.Step) + 1 }
 
 // Values are the label values of the reserved requirements asking for h
 // (Prometheus duration syntax, valid label values).
-func (h History) Values() (rangeValue, stepValue string) {
+func (h HistoryRequest) Values() (rangeValue, stepValue string) {
 	return model.Duration(h.Range).String(), model.Duration(h.Step).String()
 }
 
@@ -102,7 +102,7 @@ func AsksHistory(sel labels.Selector) bool {
 // names the workload (History.Pods); any other key under
 // history.ebbflow.dev/ is an error. Errors wrap
 // ErrBadHistory and name the requirement.
-func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
+func SplitHistory(sel labels.Selector) (labels.Selector, *HistoryRequest, error) {
 	if sel == nil {
 		return sel, nil, nil
 	}
@@ -155,7 +155,7 @@ func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 	if rangeV == nil || stepV == nil {
 		return nil, nil, badHistory(HistoryRangeLabel, "a history needs both %s and %s", HistoryRangeLabel, HistoryStepLabel)
 	}
-	h := History{Range: *rangeV, Step: *stepV, Pods: pods}
+	h := HistoryRequest{Range: *rangeV, Step: *stepV, Pods: pods}
 	if err := h.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +164,7 @@ func SplitHistory(sel labels.Selector) (labels.Selector, *History, error) {
 
 // Validate checks h's bounds; errors wrap ErrBadHistory and name the
 // requirement.
-func (h History) Validate() error {
+func (h HistoryRequest) Validate() error {
 	switch {
 	case h.Step < MinHistoryStep:
 		return badHistory(HistoryStepLabel, "%v is shorter than %v", model.Duration(h.Step), model.Duration(MinHistoryStep))
@@ -219,7 +219,7 @@ func truncate(s string) string {
 // first (a query that does not parse is an error), so the subquery has
 // exactly the structure of the rule's query with a range applied to the
 // whole of it, whatever the selector's values were.
-func (h History) Subquery(query string) (string, error) {
+func (h HistoryRequest) Subquery(query string) (string, error) {
 	if err := h.Validate(); err != nil {
 		return "", err
 	}
@@ -247,7 +247,7 @@ func instantExpr(query string) (parser.Expr, error) {
 }
 
 // subquery is (<expr>)[range:step] built on the tree.
-func (h History) subquery(expr parser.Expr) string {
+func (h HistoryRequest) subquery(expr parser.Expr) string {
 	sq := &parser.SubqueryExpr{Expr: &parser.ParenExpr{Expr: expr}, Range: h.Range, Step: h.Step}
 	return sq.String()
 }
@@ -385,7 +385,7 @@ func checkSelectsPods(expr parser.Expr, resLabel, pattern, nsLabel, namespace st
 // (sum(<query>))[range:step]: one series, the workload's total at each
 // point, whatever the number of pods. req.Names must be empty and
 // req.Resource pods. Selector errors wrap ErrBadSelector.
-func (r *Rule) PodsHistoryQuery(req CustomRequest, h History) (string, error) {
+func (r *Rule) PodsHistoryQuery(req CustomRequest, h HistoryRequest) (string, error) {
 	if h.Pods.IsZero() {
 		return "", errors.New("not a Pods metric's history")
 	}

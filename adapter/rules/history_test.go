@@ -39,15 +39,15 @@ func TestSplitHistory(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		sel     labels.Selector
-		want    *History
+		want    *HistoryRequest
 		rest    string
 		wantErr string // substring naming the requirement
 	}{
 		{name: "none", sel: historySelector("app", "web"), rest: "app=web"},
 		{name: "week at 5m", sel: historySelector("app", "web", HistoryRangeLabel, "7d", HistoryStepLabel, "5m"),
-			want: &History{Range: 7 * 24 * time.Hour, Step: 5 * time.Minute}, rest: "app=web"},
+			want: &HistoryRequest{Range: 7 * 24 * time.Hour, Step: 5 * time.Minute}, rest: "app=web"},
 		{name: "compound", sel: historySelector(HistoryRangeLabel, "4d1h", HistoryStepLabel, "1m30s"),
-			want: &History{Range: 97 * time.Hour, Step: 90 * time.Second}, rest: ""},
+			want: &HistoryRequest{Range: 97 * time.Hour, Step: 90 * time.Second}, rest: ""},
 		{name: "range alone", sel: historySelector(HistoryRangeLabel, "7d"), wantErr: "needs both"},
 		{name: "step alone", sel: historySelector(HistoryStepLabel, "5m"), wantErr: "needs both"},
 		{name: "unknown reserved key", sel: historySelector("history.ebbflow.dev/query", "x", HistoryRangeLabel, "7d", HistoryStepLabel, "5m"), wantErr: "history.ebbflow.dev/query"},
@@ -143,14 +143,14 @@ func TestHistorySubquery(t *testing.T) {
 	if _, err := h.Subquery("sum(("); err == nil {
 		t.Fatal("query that does not parse accepted")
 	}
-	if _, err := (History{Range: time.Hour, Step: time.Second}).Subquery("m"); !errors.Is(err, ErrBadHistory) {
+	if _, err := (HistoryRequest{Range: time.Hour, Step: time.Second}).Subquery("m"); !errors.Is(err, ErrBadHistory) {
 		t.Fatalf("unbounded history: %v", err)
 	}
 }
 
 // parseSubquery parses sq and asserts it is one subquery of h's range and
 // step, with no offset or @ modifier.
-func parseSubquery(t *testing.T, sq string, h History) *parser.SubqueryExpr {
+func parseSubquery(t *testing.T, sq string, h HistoryRequest) *parser.SubqueryExpr {
 	t.Helper()
 	expr, err := config.ParsePromQL(sq)
 	if err != nil {
@@ -165,7 +165,7 @@ func parseSubquery(t *testing.T, sq string, h History) *parser.SubqueryExpr {
 
 // checkSubquery asserts that sq is exactly the subquery of q: one
 // SubqueryExpr at the top, h's range and step, q's tree inside.
-func checkSubquery(t *testing.T, q, sq string, h History) {
+func checkSubquery(t *testing.T, q, sq string, h HistoryRequest) {
 	t.Helper()
 	sub := parseSubquery(t, sq, h)
 	inner, err := config.ParsePromQL(q)
@@ -368,10 +368,10 @@ func TestPodsHistoryQuery(t *testing.T) {
 			t.Errorf("%s accepted", name)
 		}
 	}
-	if _, err := r.PodsHistoryQuery(req, History{Range: time.Hour, Step: time.Minute}); err == nil {
+	if _, err := r.PodsHistoryQuery(req, HistoryRequest{Range: time.Hour, Step: time.Minute}); err == nil {
 		t.Error("history without a workload accepted")
 	}
-	if _, err := r.PodsHistoryQuery(req, History{Range: time.Hour, Step: time.Second, Pods: h.Pods}); !errors.Is(err, ErrBadHistory) {
+	if _, err := r.PodsHistoryQuery(req, HistoryRequest{Range: time.Hour, Step: time.Second, Pods: h.Pods}); !errors.Is(err, ErrBadHistory) {
 		t.Errorf("unbounded history: %v", err)
 	}
 }
@@ -379,7 +379,7 @@ func TestPodsHistoryQuery(t *testing.T) {
 // checkPodsSubquery asserts that sq is one subquery of h's range and step
 // over sum(...) whose series selectors all hold namespace=ns and the
 // workload's pattern on pod.
-func checkPodsSubquery(t *testing.T, sq string, h History, ns string) {
+func checkPodsSubquery(t *testing.T, sq string, h HistoryRequest, ns string) {
 	t.Helper()
 	sub := parseSubquery(t, sq, h)
 	paren, ok := sub.Expr.(*parser.ParenExpr)
