@@ -12,7 +12,6 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 func newConfigCommand() *cobra.Command {
@@ -34,7 +33,7 @@ checked too, and every rule's backend must name one of its backends (or default)
 Without it, backend names are only checked for their form and a note says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := ruleset.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
+			opts := rules.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
 			if backendsFile != "" {
 				f, err := config.LoadBackendsFile(backendsFile)
 				if err != nil {
@@ -42,7 +41,7 @@ Without it, backend names are only checked for their form and a note says so.`,
 				}
 				opts.Backends = f.Names()
 			}
-			set, err := ruleset.ParseFileWith(args[0], opts)
+			set, err := rules.ParseFileWith(args[0], opts)
 			if err != nil {
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
@@ -97,7 +96,7 @@ requested namespace and object names.`,
 			if len(series) == 0 {
 				return errors.New("at least one --series is required")
 			}
-			set, err := ruleset.ParseFileWith(args[0], ruleset.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: true})
+			set, err := rules.ParseFileWith(args[0], rules.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: true})
 			if err != nil {
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
@@ -122,7 +121,7 @@ func printWarnings(w io.Writer, warnings []config.FieldError) {
 }
 
 // renderSeries prints what each rule makes of one series.
-func renderSeries(w io.Writer, set *ruleset.Set, s Series) {
+func renderSeries(w io.Writer, set *rules.Set, s Series) {
 	fmt.Fprintf(w, "series %s\n", s)
 	matched := false
 	for _, r := range set.Rules {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
@@ -60,7 +60,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	rules, err := ruleset.ParseFileWith(o.rules, ruleset.Options{Mapper: mapper, Backends: names})
+	set, err := rules.ParseFileWith(o.rules, rules.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		return fmt.Errorf("rule file %s:\n%w", o.rules, err)
 	}
@@ -73,7 +73,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 	for name, b := range backends {
 		named[name], timeouts[name] = b.Client, b.Timeout
 	}
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Backends: named, BackendTimeouts: timeouts,
+	reader, err := simsource.New(simsource.Options{Rules: set, Client: client, Backends: named, BackendTimeouts: timeouts,
 		Mapper: mapper, NaNValues: o.nanValues, Range: rng, Timeout: o.conn.PrometheusTimeout})
 	if err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 // backendRules: the same seriesQuery on the default backend and on "team", and an
@@ -50,7 +49,7 @@ func backendSeries(name string) map[string][]fake.Series {
 
 func newBackendDiscoverer(t *testing.T, def, team *fake.Client) (*Discoverer, *prometheus.Registry) {
 	t.Helper()
-	set, err := ruleset.ParseWith([]byte(backendRules), ruleset.Options{Backends: []string{"team"}})
+	set, err := rules.ParseWith([]byte(backendRules), rules.Options{Backends: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +166,7 @@ func TestMergeByRule(t *testing.T) {
 
 func compileRulesWith(t *testing.T, text string, backends []string) []*rules.Rule {
 	t.Helper()
-	set, err := ruleset.ParseWith([]byte(text), ruleset.Options{Backends: backends})
+	set, err := rules.ParseWith([]byte(text), rules.Options{Backends: backends})
 	if err != nil {
 		t.Fatal(err)
 	}

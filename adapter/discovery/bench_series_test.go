@@ -11,7 +11,6 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 // The synthetic series BenchmarkDiscovery lists: the rule file, the series
@@ -287,7 +286,7 @@ func seriesServer(tb testing.TB, n int) *httptest.Server {
 // benchRuleSet compiles benchRules and checks that the fake answers its queries.
 func benchRuleSet(tb testing.TB) []*rules.Rule {
 	tb.Helper()
-	set, err := ruleset.Parse([]byte(benchRules), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(benchRules), config.DefaultRESTMapper())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // TestRelistAfterOutageKeepsUnlistedMetrics: the first relist after a Prometheus
@@ -113,7 +113,7 @@ func TestCarryOverNeedsSameRules(t *testing.T) {
 		t.Fatal("want error")
 	}
 	client.SetErr(nil)
-	d.SetRules(rulesettest.Parse(t, rulesettest.ClusterQueue).Rules)
+	d.SetRules(rulestest.Parse(t, rulestest.ClusterQueue).Rules)
 	if err := d.Relist(context.Background()); err != nil {
 		t.Fatal(err)
 	}

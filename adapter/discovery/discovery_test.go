@@ -18,7 +18,6 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 const testRules = `
@@ -51,7 +50,7 @@ externalRules:
 
 func compileRules(t testing.TB, text string) []*rules.Rule {
 	t.Helper()
-	set, err := ruleset.Parse([]byte(text), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(text), config.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // backendRules serve http_requests_per_second from the default backend and
@@ -42,7 +42,7 @@ externalRules:
 // and a backend that fails fails only its own metrics, with the generic 500.
 func TestQueriesGoToTheRulesBackend(t *testing.T) {
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.ParseWith([]byte(backendRules), ruleset.Options{Mapper: mapper, Backends: []string{"team"}})
+	set, err := rules.ParseWith([]byte(backendRules), rules.Options{Mapper: mapper, Backends: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestQueriesGoToTheRulesBackend(t *testing.T) {
 // that backend only.
 func TestResourceRulesBackend(t *testing.T) {
 	text := strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memGrouped, 1) + "  backend: nodes\n"
-	set, err := ruleset.ParseWith([]byte(text), ruleset.Options{Backends: []string{"nodes"}})
+	set, err := rules.ParseWith([]byte(text), rules.Options{Backends: []string{"nodes"}})
 	if err != nil {
 		t.Fatal(err)
 	}

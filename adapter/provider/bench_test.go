@@ -20,8 +20,8 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 const (
@@ -52,7 +52,7 @@ type benchFixture struct {
 func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 	b.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse(rulesettest.Data(b, rulesettest.PodsAndQueue), mapper)
+	set, err := rules.Parse(rulestest.Data(b, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		b.Fatal(err)
 	}

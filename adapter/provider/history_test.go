@@ -22,8 +22,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // matrixClient is the fake client that also answers range-vector queries.
@@ -47,7 +46,7 @@ func (c *matrixClient) QueryMatrix(_ context.Context, q string) (model.Matrix, e
 func newHistoryProvider(t testing.TB) (*Provider, *matrixClient) {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse(rulesettest.Data(t, rulesettest.PodsAndQueue), mapper)
+	set, err := rules.Parse(rulestest.Data(t, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // withField adds field after each rule's metricsQuery line of r.
@@ -37,7 +37,7 @@ func withField(r, field string) string {
 func newNaNFixture(t *testing.T, globalNaN, ruleNaN string) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(withField(string(rulesettest.Data(t, rulesettest.PodsAndQueue)), nanField(ruleNaN))), mapper)
+	set, err := rules.Parse([]byte(withField(string(rulestest.Data(t, rulestest.PodsAndQueue)), nanField(ruleNaN))), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestNaNValuesInvalid(t *testing.T) {
 		Mapper: config.DefaultRESTMapper(), Registerer: prometheus.NewRegistry(), NaNValues: "nan"}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
 		t.Errorf("NaNValues \"nan\": err %v, want an error naming it", err)
 	}
-	_, err := ruleset.Parse([]byte(withField(string(rulesettest.Data(t, rulesettest.PodsAndQueue)), nanField("Drop"))), config.DefaultRESTMapper())
+	_, err := rules.Parse([]byte(withField(string(rulestest.Data(t, rulestest.PodsAndQueue)), nanField("Drop"))), config.DefaultRESTMapper())
 	if err == nil || !strings.Contains(err.Error(), "nanValues") {
 		t.Errorf("rule nanValues Drop: err %v, want an error naming nanValues", err)
 	}

@@ -23,8 +23,8 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 var pods = schema.GroupResource{Resource: "pods"}
@@ -39,7 +39,7 @@ type fixture struct {
 func newFixture(t *testing.T, threshold int) *fixture {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse(rulesettest.Data(t, rulesettest.PodsAndQueue), mapper)
+	set, err := rules.Parse(rulestest.Data(t, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // The two tests below serve one custom-metrics request each, the metric already
@@ -28,7 +28,7 @@ import (
 func requestPathProvider(t *testing.T, relist bool) (*provider.Provider, *fake.Client) {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set := rulesettest.Parse(t, rulesettest.PodsAndQueue)
+	set := rulestest.Parse(t, rulestest.PodsAndQueue)
 	series := []fake.Series{{Name: "http_requests_total", Labels: map[string]string{"namespace": "shop", "pod": "web-1"}}}
 	pc := &fake.Client{
 		SeriesByMatch: map[string][]fake.Series{

@@ -15,7 +15,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // benchResourceRules is the kube-prometheus shape of resourceRules.
@@ -92,7 +92,7 @@ func BenchmarkPodMetrics(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := newResourceCluster(tc.namespaces, tc.podsPerNS)
-			set, err := ruleset.Parse([]byte(benchResourceRules), config.DefaultRESTMapper())
+			set, err := rules.Parse([]byte(benchResourceRules), config.DefaultRESTMapper())
 			if err != nil {
 				b.Fatal(err)
 			}

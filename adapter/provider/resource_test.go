@@ -20,7 +20,6 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 // resourceRulesYAML is the kube-prometheus shape of resourceRules; CPU_NODE_QUERY is
@@ -56,7 +55,7 @@ const (
 
 func compileResourceRules(t *testing.T, memQuery string) *rules.ResourceRules {
 	t.Helper()
-	set, err := ruleset.Parse([]byte(strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memQuery, 1)), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memQuery, 1)), config.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

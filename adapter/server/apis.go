@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Values of --resource-metrics: when the adapter serves metrics.k8s.io.
@@ -38,7 +38,7 @@ type servedAPIs struct {
 
 // selectAPIs decides which groups to serve from the resource metrics mode and the
 // rule file read at start.
-func selectAPIs(resourceMode string, set *ruleset.Set) servedAPIs {
+func selectAPIs(resourceMode string, set *rules.Set) servedAPIs {
 	apis := servedAPIs{Custom: true, External: true}
 	switch resourceMode {
 	case ResourceMetricsEnabled:
@@ -52,7 +52,7 @@ func selectAPIs(resourceMode string, set *ruleset.Set) servedAPIs {
 // ServedGroupVersions returns the API group versions an adapter started with
 // --resource-metrics=resourceMode and the rule set serves, for an APIService each
 // (what a chart or harness may register and expect to become Available).
-func ServedGroupVersions(resourceMode string, set *ruleset.Set) []schema.GroupVersion {
+func ServedGroupVersions(resourceMode string, set *rules.Set) []schema.GroupVersion {
 	return selectAPIs(resourceMode, set).groupVersions()
 }
 
@@ -72,7 +72,7 @@ func (a servedAPIs) groupVersions() []schema.GroupVersion {
 
 // logAPIs logs what the process serves and, when resourceRules cannot be served,
 // why.
-func logAPIs(logger klog.Logger, apis servedAPIs, resourceMode string, set *ruleset.Set) {
+func logAPIs(logger klog.Logger, apis servedAPIs, resourceMode string, set *rules.Set) {
 	var groups []string
 	for _, gv := range apis.groupVersions() {
 		groups = append(groups, gv.String())

@@ -28,7 +28,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const customOnlyRules = `
@@ -46,7 +46,7 @@ func TestSelectAPIs(t *testing.T) {
 		"only resource": replaceWindow("2m"),
 	}
 	for name, file := range files {
-		set, err := ruleset.Parse([]byte(file), config.DefaultRESTMapper())
+		set, err := rules.Parse([]byte(file), config.DefaultRESTMapper())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -78,7 +78,7 @@ type apiFixture struct {
 	resProv *provider.ResourceProvider
 }
 
-func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
+func newAPIFixture(t *testing.T, mode, ruleFile string) *apiFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -91,8 +91,8 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 	}}
 	reg := prometheus.NewRegistry()
 	f := &apiFixture{path: filepath.Join(t.TempDir(), "config.yaml")}
-	f.write(t, rules)
-	set, err := ruleset.ParseFile(f.path, mapper)
+	f.write(t, ruleFile)
+	set, err := rules.ParseFile(f.path, mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func newAPIFixture(t *testing.T, mode, rules string) *apiFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.reload, err = newReloader(f.path, set.Hash, ruleset.Options{Mapper: mapper}, f.disc, reg); err != nil {
+	if f.reload, err = newReloader(f.path, set.Hash, rules.Options{Mapper: mapper}, f.disc, reg); err != nil {
 		t.Fatal(err)
 	}
 	f.reload.resourceMode = mode

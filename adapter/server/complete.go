@@ -19,12 +19,12 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 type completedConfig struct {
 	opts   Options
-	rules  *ruleset.Set
+	rules  *rules.Set
 	apis   servedAPIs
 	disc   *discovery.Discoverer
 	lister *objects.CacheLister
@@ -124,7 +124,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	})); err != nil {
 		return CompletedConfig{}, err
 	}
-	if cc.reload, err = newReloader(o.ConfigFile, c.Rules.Hash, ruleset.Options{Mapper: c.Mapper, Backends: c.BackendNames}, disc, c.Registerer); err != nil {
+	if cc.reload, err = newReloader(o.ConfigFile, c.Rules.Hash, rules.Options{Mapper: c.Mapper, Backends: c.BackendNames}, disc, c.Registerer); err != nil {
 		return CompletedConfig{}, err
 	}
 	cc.reload.resourceMode = o.ResourceMetrics

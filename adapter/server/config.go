@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/dynamicmapper"
 
 	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Config is validated options turned into what the adapter is built from. It holds
@@ -32,7 +32,7 @@ type Config struct {
 	Backends     map[string]prom.BackendClient
 	BackendNames []string
 	// Rules is the rule file at start.
-	Rules *ruleset.Set
+	Rules *rules.Set
 	// Registerer receives self-metrics: the API server's /metrics registry unless
 	// set before Complete.
 	Registerer prometheus.Registerer
@@ -68,7 +68,7 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest mapper: %w", err)
 	}
-	set, err := ruleset.ParseFileWith(opts.ConfigFile, ruleset.Options{Mapper: mapper, Backends: names})
+	set, err := rules.ParseFileWith(opts.ConfigFile, rules.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		return nil, fmt.Errorf("rule file %s:\n%w", opts.ConfigFile, err)
 	}

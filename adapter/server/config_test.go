@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // discoveryServer answers the discovery requests a RESTMapper makes with the core
@@ -60,7 +60,7 @@ users: [{name: u, user: {}}]
 current-context: c
 `)
 	rules := filepath.Join(dir, "rules.yaml")
-	writeFile(t, rules, string(rulesettest.Data(t, rulesettest.PodsAndQueue)))
+	writeFile(t, rules, string(rulestest.Data(t, rulestest.PodsAndQueue)))
 	o := NewOptions()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	o.AddFlags(fs)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 // reloader watches the rule file by content. Polling the content (rather than file
@@ -23,7 +22,7 @@ type reloader struct {
 	path     string
 	current  string // hash of the rules in use
 	rejected string // hash of the last file rejected, not to log it again
-	parse    ruleset.Options
+	parse    rules.Options
 	disc     *discovery.Discoverer
 	// resource receives the resource rules when metrics.k8s.io is served; nil if not.
 	resource resourceRulesSetter
@@ -39,7 +38,7 @@ type reloader struct {
 	restartRequired prometheus.Gauge
 }
 
-func newReloader(path, hash string, parse ruleset.Options, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
+func newReloader(path, hash string, parse rules.Options, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
 	r := &reloader{
 		path: path, current: hash, parse: parse, disc: disc,
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -96,7 +95,7 @@ func (r *reloader) check(ctx context.Context) bool {
 	if hash == r.current || hash == r.rejected {
 		return false
 	}
-	set, err := ruleset.ParseWith(data, r.parse)
+	set, err := rules.ParseWith(data, r.parse)
 	if err != nil {
 		r.rejected = hash
 		r.reloads.WithLabelValues("failure").Inc()
@@ -127,7 +126,7 @@ type resourceRulesSetter interface {
 // it is not served, resourceRules added under --resource-metrics=auto need a restart
 // (a group cannot be added to a running server): logged, and restart_required is 1
 // until the adapter restarts or the rules are removed again.
-func (r *reloader) setResourceRules(logger klog.Logger, set *ruleset.Set) {
+func (r *reloader) setResourceRules(logger klog.Logger, set *rules.Set) {
 	switch {
 	case r.resource != nil:
 		r.resource.SetRules(set.Resource)

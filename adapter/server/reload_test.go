@@ -13,13 +13,13 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
 // clusterQueue is the shared rule file serving queue_messages_ready; rulesV2 renames it.
 func clusterQueue(t *testing.T) string {
-	return string(rulesettest.Data(t, rulesettest.ClusterQueue))
+	return string(rulestest.Data(t, rulestest.ClusterQueue))
 }
 
 const rulesV2 = `
@@ -60,7 +60,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 		}
 	}
 	write(clusterQueue(t))
-	set, err := ruleset.ParseFile(path, mapper)
+	set, err := rules.ParseFile(path, mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 	if err := disc.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newReloader(path, set.Hash, ruleset.Options{Mapper: mapper}, disc, reg)
+	r, err := newReloader(path, set.Hash, rules.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestReloadChecksBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "config.yaml")
-	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper, Backends: []string{"team"}}, disc, reg)
+	r, err := newReloader(path, "initial", rules.Options{Mapper: mapper, Backends: []string{"team"}}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/coverfiles"
 )
 
@@ -79,7 +79,7 @@ func TestRequestPath(t *testing.T) {
 func requestPathHandler(t *testing.T, promURL string) http.Handler {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set := rulesettest.Parse(t, rulesettest.PodsAndQueue)
+	set := rulestest.Parse(t, rulestest.PodsAndQueue)
 	reg := prometheus.NewRegistry()
 	opts := prom.NewConnectionOptions(promURL)
 	hc, err := opts.Client()

@@ -15,7 +15,6 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
 )
 
 const resourceRulesTemplate = `
@@ -57,7 +56,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 	window := func(w string) string {
 		return clusterQueue(t) + replaceWindow(w)
 	}
-	r, err := newReloader(path, "initial", ruleset.Options{Mapper: mapper}, disc, reg)
+	r, err := newReloader(path, "initial", rules.Options{Mapper: mapper}, disc, reg)
 	if err != nil {
 		t.Fatal(err)
 	}

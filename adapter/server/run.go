@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/klog/v2"
 
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Run serves until ctx is done: it logs what was built, then starts the object
@@ -116,7 +116,7 @@ func countCertificates(bundle []byte) int {
 }
 
 // logRuleSet logs what a rule set serves and what it does not.
-func logRuleSet(logger klog.Logger, set *ruleset.Set) {
+func logRuleSet(logger klog.Logger, set *rules.Set) {
 	custom, external := set.Counts()
 	logger.Info("Loaded rule file", "customRules", custom, "externalRules", external, "sha256", set.Hash)
 	for _, w := range set.Warnings {

@@ -22,8 +22,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -31,7 +30,7 @@ import (
 )
 
 // The namespace of the pods, the metric both adapters serve (the rule file
-// rulesettest.PodsAndQueue) and the identity that asks, an HPA-like user
+// rulestest.PodsAndQueue) and the identity that asks, an HPA-like user
 // with read access to the custom metrics API only.
 const (
 	benchNS     = "bench"
@@ -89,7 +88,7 @@ func TestAdapterBench(t *testing.T) {
 		e.AddCounter(benchSeries, map[string]string{"namespace": benchNS, "pod": names[i]}, float64(i))
 	}
 	go countRequests(ctx, e, names)
-	rulesYAML := rulesettest.Data(t, rulesettest.PodsAndQueue)
+	rulesYAML := rulestest.Data(t, rulestest.PodsAndQueue)
 	opts := cluster.Options{
 		Nodes: (s.pods + 109) / 110, RulesYAML: rulesYAML,
 		PrometheusTargets: []promtest.Target{{Addr: e.Addr(), Job: "bench", HonorLabels: true}},
@@ -227,7 +226,7 @@ func newClients(ctx context.Context, c *cluster.Cluster) (*clients, error) {
 // ebbflow-adapter's shape (one namespace-wide query) and prometheus-adapter's
 // (a regex of every pod's name), rendered by the rule of the rule file.
 func directPromQL(ctx context.Context, t *testing.T, promURL string, rulesYAML []byte, names []string, n int) []Direct {
-	set, err := ruleset.Parse(rulesYAML, config.DefaultRESTMapper())
+	set, err := rules.Parse(rulesYAML, config.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -91,7 +91,7 @@ func ExternalMetric(name string, target float64) autoscalingv2.MetricSpec {
 // adapter's code, query_range).
 func Read(ctx context.Context, url string, p Placed, step time.Duration) (simulate.Series, error) {
 	mapper := config.DefaultRESTMapper()
-	rules, err := ruleset.ParseWith([]byte(Rules), ruleset.Options{Mapper: mapper})
+	set, err := rules.ParseWith([]byte(Rules), rules.Options{Mapper: mapper})
 	if err != nil {
 		return simulate.Series{}, err
 	}
@@ -102,7 +102,7 @@ func Read(ctx context.Context, url string, p Placed, step time.Duration) (simula
 		return simulate.Series{}, err
 	}
 	end := p.Start.Add(time.Duration(len(p.Values)-1) * p.Step)
-	reader, err := simsource.New(simsource.Options{Rules: rules, Client: client, Mapper: mapper,
+	reader, err := simsource.New(simsource.Options{Rules: set, Client: client, Mapper: mapper,
 		Range: simsource.Range{Start: p.Start, End: end, Step: step}, Timeout: conn.PrometheusTimeout})
 	if err != nil {
 		return simulate.Series{}, err

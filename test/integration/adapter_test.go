@@ -17,8 +17,8 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
-	"github.com/ebbflow/ebbflow/adapter/ruleset/rulesettest"
+	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
@@ -64,7 +64,7 @@ func TestAdapterAgainstPrometheus(t *testing.T) {
 	if _, err := srv.WaitForVector(ctx, `sum(rate(http_requests_total[1m])) by (pod)`, func(v model.Vector) bool { return len(v) == 5 }); err != nil {
 		t.Fatalf("prometheus never had rates: %v\n%s", err, srv.LogTail(20))
 	}
-	s := newStack(t, srv.URL(), rulesettest.Data(t, rulesettest.Users), 2)
+	s := newStack(t, srv.URL(), rulestest.Data(t, rulestest.Users), 2)
 	for i := range 5 {
 		s.lister.Objects = append(s.lister.Objects,
 			objfake.Object{Resource: pods, Namespace: "ns1", Name: fmt.Sprintf("web-%d", i), Labels: map[string]string{"app": "web"}},
@@ -154,7 +154,7 @@ func testExternal(t *testing.T, s *stack) {
 }
 
 func testNamespaceQuery(t *testing.T, s *stack, srv *promtest.Server) {
-	regex := newStack(t, srv.URL(), rulesettest.Data(t, rulesettest.Users), -1)
+	regex := newStack(t, srv.URL(), rulestest.Data(t, rulestest.Users), -1)
 	regex.lister.Objects = s.lister.Objects
 	mustf(t, regex.disc.Relist(context.Background()) == nil, "relist")
 	const path = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns1/pods/*/worker_inflight?labelSelector=app%3Dworker"
@@ -235,7 +235,7 @@ externalRules:
 - seriesQuery: 'queue_messages_ready'
   metricsQuery: 'sum(<<.Series>>)'
 `)
-	_, err := ruleset.ParseFile(writeFile(t, "bad.yaml", bad), config.DefaultRESTMapper())
+	_, err := rules.ParseFile(writeFile(t, "bad.yaml", bad), config.DefaultRESTMapper())
 	mustf(t, err != nil, "bad file accepted")
 	for _, want := range []string{
 		`rules[0] (seriesQuery "http_requests_total"): resources.template`,

@@ -22,7 +22,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/server"
 	"github.com/ebbflow/ebbflow/test/authproxy"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -176,7 +176,7 @@ func newBackendStack(t *testing.T, defaultURL, backendsYAML string) *backendStac
 	}
 	def := guards.Guard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 5 * time.Second}, config.DefaultBackend)
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.ParseWith([]byte(backendRulesYAML), ruleset.Options{Mapper: mapper, Backends: names})
+	set, err := rules.ParseWith([]byte(backendRulesYAML), rules.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		t.Fatal(err)
 	}

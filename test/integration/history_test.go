@@ -22,7 +22,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -88,7 +88,7 @@ func backfillDaily(t *testing.T, from, at time.Time, dataDir string) {
 func historyProvider(t *testing.T, promURL, rulesYAML string) (*provider.Provider, apimeta.RESTMapper) {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(rulesYAML), mapper)
+	set, err := rules.Parse([]byte(rulesYAML), mapper)
 	must(t, err)
 	reg := prometheus.NewRegistry()
 	hc, err := prom.NewHTTPClient(promURL, nil, prom.VerbGET)

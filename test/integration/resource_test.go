@@ -20,7 +20,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/exporter"
 	"github.com/ebbflow/ebbflow/test/promtest"
@@ -72,7 +72,7 @@ type resourceStack struct {
 
 func newResourceStack(t *testing.T, promURL string) *resourceStack {
 	t.Helper()
-	set, err := ruleset.Parse([]byte(resourceRulesYAML), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(resourceRulesYAML), config.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/test/adaptertest"
 )
 
@@ -40,10 +40,10 @@ type stack struct {
 
 // newStack builds the adapter's pieces as the server does, with the namespace-query
 // threshold given.
-func newStack(t *testing.T, promURL string, rules []byte, threshold int) *stack {
+func newStack(t *testing.T, promURL string, ruleFile []byte, threshold int) *stack {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse(rules, mapper)
+	set, err := rules.Parse(ruleFile, mapper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -224,7 +224,7 @@ var pods = schema.GroupResource{Resource: "pods"}
 func newStack(t *testing.T, client *prom.HTTPClient) *stack {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.Parse([]byte(rulesYAML), mapper)
+	set, err := rules.Parse([]byte(rulesYAML), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 const resourceRulesFile = `
@@ -51,7 +51,7 @@ func (f *queryFake) QueryRange(ctx context.Context, q string, start, end time.Ti
 // serves it; ContainerResource keeps one container.
 func TestReadResource(t *testing.T) {
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.ParseWith([]byte(resourceRulesFile), ruleset.Options{Mapper: mapper, Backends: []string{"metrics"}})
+	set, err := rules.ParseWith([]byte(resourceRulesFile), rules.Options{Mapper: mapper, Backends: []string{"metrics"}})
 	if err != nil {
 		t.Fatal(err)
 	}

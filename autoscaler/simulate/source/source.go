@@ -21,7 +21,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 
@@ -58,12 +58,12 @@ func (r Range) index(t time.Time) (int, bool) {
 
 // Options configure a Reader.
 type Options struct {
-	Rules *ruleset.Set
+	Rules *rules.Set
 	// Client is the default backend (--prometheus-url).
 	Client Client
 	// Backends are the named backends of --prometheus-backends-file, by name;
 	// a rule's backend field selects one, as in the adapter. Rules must have
-	// been checked against these names (ruleset.Options.Backends).
+	// been checked against these names (rules.Options.Backends).
 	Backends map[string]Client
 	Mapper   meta.RESTMapper
 	// NaNValues is the adapter's --nan-values (a rule's nanValues wins).

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
 
@@ -61,7 +61,7 @@ func (f *rangeFake) QueryRange(_ context.Context, q string, start, end time.Time
 func newTestReader(t *testing.T, f *rangeFake, steps int) *Reader {
 	t.Helper()
 	mapper := config.DefaultRESTMapper()
-	rules, err := ruleset.Parse([]byte(testRules), mapper)
+	set, err := rules.Parse([]byte(testRules), mapper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func newTestReader(t *testing.T, f *rangeFake, steps int) *Reader {
 		`rps{namespace!="",pod!=""}`: {{Name: "rps", Labels: map[string]string{"namespace": "ns", "pod": "web-1-a"}}},
 		`queue{queue!=""}`:           {{Name: "queue", Labels: map[string]string{"queue": "orders"}}},
 	}}
-	r, err := New(Options{Rules: rules, Client: f, Mapper: mapper, NaNValues: config.NaNZero,
+	r, err := New(Options{Rules: set, Client: f, Mapper: mapper, NaNValues: config.NaNZero,
 		Range: Range{Start: f.start, End: f.start.Add(time.Duration(steps-1) * f.step), Step: f.step}})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestActualQuery(t *testing.T) {
 // A rule naming a backend is discovered in and read from that backend only;
 // the other rules stay on the default backend.
 func TestReadRoutesToRuleBackend(t *testing.T) {
-	const rules = `
+	const file = `
 externalRules:
 - seriesQuery: 'queue{queue!=""}'
   resources: {namespaced: false}
@@ -190,7 +190,7 @@ externalRules:
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
 `
 	mapper := config.DefaultRESTMapper()
-	set, err := ruleset.ParseWith([]byte(rules), ruleset.Options{Mapper: mapper, Backends: []string{"second"}})
+	set, err := rules.ParseWith([]byte(file), rules.Options{Mapper: mapper, Backends: []string{"second"}})
 	if err != nil {
 		t.Fatal(err)
 	}

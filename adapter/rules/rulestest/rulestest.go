@@ -1,14 +1,14 @@
-// Package rulesettest holds the rule files that tests of the adapter and the
+// Package rulestest holds the rule files that tests of the adapter and the
 // integration tests share, in testdata/ (one place), and loads them. A test whose
 // point is a particular rule keeps it inline, next to what it checks.
-package rulesettest
+package rulestest
 
 import (
 	"embed"
 	"testing"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/ruleset"
+	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // The shared rule files, by name (testdata/NAME.yaml; each file says what it serves).
@@ -38,9 +38,9 @@ func Data(tb testing.TB, name string) []byte {
 
 // Parse loads, validates and compiles the shared rule file name against
 // config.DefaultRESTMapper.
-func Parse(tb testing.TB, name string) *ruleset.Set {
+func Parse(tb testing.TB, name string) *rules.Set {
 	tb.Helper()
-	set, err := ruleset.Parse(Data(tb, name), config.DefaultRESTMapper())
+	set, err := rules.Parse(Data(tb, name), config.DefaultRESTMapper())
 	if err != nil {
 		tb.Fatalf("shared rule file %q: %v", name, err)
 	}

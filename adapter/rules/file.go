@@ -1,7 +1,8 @@
-// Package ruleset turns a rule file into compiled rules in one step: load (strict),
-// validate (every problem at once), compile. The adapter, the `ebbflow config`
-// commands and tests all go through it, so they accept and reject the same files.
-package ruleset
+package rules
+
+// A rule file becomes compiled rules in one step: load (strict), validate (every
+// problem at once), compile. The adapter, the `ebbflow config` commands and tests all
+// go through Parse, so they accept and reject the same files.
 
 import (
 	"crypto/sha256"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/ebbflow/ebbflow/adapter/config"
-	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
 // Set is a compiled rule file.
@@ -21,9 +21,9 @@ type Set struct {
 	// Config is the file as loaded.
 	Config *config.Config
 	// Rules are the custom rules, then the external rules, in file order.
-	Rules []*rules.Rule
+	Rules []*Rule
 	// Resource are the compiled resourceRules; nil when the file has none.
-	Resource *rules.ResourceRules
+	Resource *ResourceRules
 	// Warnings are findings that do not make the file invalid.
 	Warnings []config.FieldError
 	// Hash identifies the file content (sha256, hex).
@@ -77,21 +77,21 @@ func ParseWith(data []byte, opts Options) (*Set, error) {
 	sum := sha256.Sum256(data)
 	set := &Set{Config: cfg, Warnings: config.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}
 	for i, r := range cfg.Rules {
-		c, err := rules.Compile(r, i, rules.Custom, mapper)
+		c, err := Compile(r, i, Custom, mapper)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Describe("rules", i), err)
 		}
 		set.Rules = append(set.Rules, c)
 	}
 	for i, r := range cfg.ExternalRules {
-		c, err := rules.Compile(r, i, rules.External, mapper)
+		c, err := Compile(r, i, External, mapper)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Describe("externalRules", i), err)
 		}
 		set.Rules = append(set.Rules, c)
 	}
 	if cfg.ResourceRules != nil {
-		rr, err := rules.CompileResourceRules(*cfg.ResourceRules, mapper)
+		rr, err := CompileResourceRules(*cfg.ResourceRules, mapper)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func ParseFileWith(path string, opts Options) (*Set, error) {
 // Counts returns the number of custom and external rules.
 func (s *Set) Counts() (custom, external int) {
 	for _, r := range s.Rules {
-		if r.Kind() == rules.Custom {
+		if r.Kind() == Custom {
 			custom++
 		} else {
 			external++

@@ -1,4 +1,4 @@
-package rulesettest
+package rulestest
 
 import (
 	"io/fs"
