@@ -49,8 +49,8 @@ test-stores:
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./adapter/config/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBackends$$' -fuzztime $(FUZZTIME) ./adapter/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./adapter/rulefile/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBackends$$' -fuzztime $(FUZZTIME) ./adapter/rulefile/
 	$(GO) test -run '^$$' -fuzz '^FuzzSelectorQuery$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanName$$' -fuzztime $(FUZZTIME) ./adapter/rules/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSelector$$' -fuzztime $(FUZZTIME) ./adapter/rules/

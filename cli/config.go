@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -33,9 +33,9 @@ checked too, and every rule's backend must name one of its backends (or default)
 Without it, backend names are only checked for their form and a note says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := rules.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
+			opts := rules.Options{Mapper: rulefile.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
 			if backendsFile != "" {
-				f, err := config.LoadBackendsFile(backendsFile)
+				f, err := rulefile.LoadBackendsFile(backendsFile)
 				if err != nil {
 					return err
 				}
@@ -46,12 +46,12 @@ Without it, backend names are only checked for their form and a note says so.`,
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
 			printWarnings(cmd.OutOrStdout(), set.Warnings)
-			if named := namedBackends(set.Config); len(named) > 0 && backendsFile == "" {
+			if named := namedBackends(set.File); len(named) > 0 && backendsFile == "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "note: backends %s are not checked; pass --prometheus-backends-file\n", strings.Join(named, ", "))
 			}
 			custom, external := set.Counts()
 			fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d custom rules, %d external rules", args[0], custom, external)
-			if set.Config.ResourceRules != nil {
+			if set.File.ResourceRules != nil {
 				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (metrics.k8s.io)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
@@ -64,7 +64,7 @@ Without it, backend names are only checked for their form and a note says so.`,
 
 // namedBackends lists the distinct backends other than the default that cfg's
 // rules name, sorted.
-func namedBackends(cfg *config.Config) []string {
+func namedBackends(cfg *rulefile.File) []string {
 	var out []string
 	add := func(name string) {
 		if name = rules.BackendName(name); name != "" && !slices.Contains(out, name) {
@@ -96,7 +96,7 @@ requested namespace and object names.`,
 			if len(series) == 0 {
 				return errors.New("at least one --series is required")
 			}
-			set, err := rules.ParseFileWith(args[0], rules.Options{Mapper: config.DefaultRESTMapper(), AnyBackend: true})
+			set, err := rules.ParseFileWith(args[0], rules.Options{Mapper: rulefile.DefaultRESTMapper(), AnyBackend: true})
 			if err != nil {
 				return fmt.Errorf("%s is invalid:\n%w", args[0], err)
 			}
@@ -114,7 +114,7 @@ requested namespace and object names.`,
 	return cmd
 }
 
-func printWarnings(w io.Writer, warnings []config.FieldError) {
+func printWarnings(w io.Writer, warnings []rulefile.FieldError) {
 	for _, warn := range warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn.Error())
 	}
@@ -201,7 +201,7 @@ func quoteOrNone(s string) string {
 // seriesQuery, valid since the rule set loaded) selects s, as Prometheus would: every
 // matcher holds on s's labels, the name as __name__, absent labels as "".
 func SeriesQuerySelects(selector string, s Series) bool {
-	matchers, err := config.ParseSeriesSelector(selector)
+	matchers, err := rulefile.ParseSeriesSelector(selector)
 	if err != nil {
 		return false
 	}

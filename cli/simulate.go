@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/app/settings"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
@@ -85,7 +85,7 @@ func newSimulateCommand() *cobra.Command {
 	o := &simulateOptions{
 		conn:            prom.NewConnectionOptions(""),
 		settings:        evaluation.DefaultSettings(),
-		nanValues:       config.NaNZero,
+		nanValues:       rulefile.NaNZero,
 		since:           24 * time.Hour,
 		step:            15 * time.Second,
 		output:          "table",
@@ -158,8 +158,8 @@ func (o *simulateOptions) validate() []error {
 	if o.output != "table" && o.output != "json" {
 		errs = append(errs, fmt.Errorf("-o must be table or json, not %q", o.output))
 	}
-	if o.nanValues != config.NaNZero && o.nanValues != config.NaNDrop {
-		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.nanValues))
+	if o.nanValues != rulefile.NaNZero && o.nanValues != rulefile.NaNDrop {
+		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, o.nanValues))
 	}
 	if o.podStartup < 0 {
 		errs = append(errs, errors.New("--pod-startup must not be negative"))

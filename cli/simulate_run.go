@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
@@ -55,7 +55,7 @@ func (o *simulateOptions) run(cmd *cobra.Command) error {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	backends, names, err := prom.LoadBackendClients(o.backendsFile, prom.BackendDefaults{Timeout: o.conn.PrometheusTimeout, MaxResponseBytes: o.conn.MaxResponseBytes})
 	if err != nil {
 		return err

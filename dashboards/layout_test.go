@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // TestDashboardQueriesParse fails when a panel's expression is not valid
@@ -17,7 +17,7 @@ func TestDashboardQueriesParse(t *testing.T) {
 		"$namespace", "ns", "$autoscaler", "web", "$release", "ebbflow")
 	for _, file := range dashboards(t) {
 		for _, e := range dashboardExprs(t, file) {
-			if _, err := config.ParsePromQL(vars.Replace(e.expr)); err != nil {
+			if _, err := rulefile.ParsePromQL(vars.Replace(e.expr)); err != nil {
 				t.Errorf("%s: panel %q: %v", file, e.panel, err)
 			}
 		}

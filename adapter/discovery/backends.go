@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -106,7 +106,7 @@ func mergeByRule(parts []*Registry) *Registry {
 // backendLabel is the backend label value of self-metrics and logs.
 func backendLabel(name string) string {
 	if name == "" {
-		return config.DefaultBackend
+		return rulefile.DefaultBackend
 	}
 	return name
 }

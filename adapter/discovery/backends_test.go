@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -55,7 +55,7 @@ func newBackendDiscoverer(t *testing.T, def, team *fake.Client) (*Discoverer, *p
 	}
 	reg := prometheus.NewRegistry()
 	d, err := New(Options{
-		Client: def, Backends: prom.Backends{"team": team}, Scope: MapperScope{Mapper: config.DefaultRESTMapper()},
+		Client: def, Backends: prom.Backends{"team": team}, Scope: MapperScope{Mapper: rulefile.DefaultRESTMapper()},
 		MaxAge: time.Hour, Registerer: reg,
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -286,7 +286,7 @@ func seriesServer(tb testing.TB, n int) *httptest.Server {
 // benchRuleSet compiles benchRules and checks that the fake answers its queries.
 func benchRuleSet(tb testing.TB) []*rules.Rule {
 	tb.Helper()
-	set, err := rules.Parse([]byte(benchRules), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(benchRules), rulefile.DefaultRESTMapper())
 	if err != nil {
 		tb.Fatal(err)
 	}

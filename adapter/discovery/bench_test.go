@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -52,7 +52,7 @@ func benchStreamed(b *testing.B, srv *httptest.Server, rules []*rules.Rule) {
 		b.Fatal(err)
 	}
 	d, err := discovery.New(discovery.Options{
-		Client: client, Scope: discovery.MapperScope{Mapper: config.DefaultRESTMapper()},
+		Client: client, Scope: discovery.MapperScope{Mapper: rulefile.DefaultRESTMapper()},
 		MaxAge: 10 * time.Minute, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {

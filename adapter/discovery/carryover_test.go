@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
@@ -23,7 +23,7 @@ func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	client := &fake.Client{SeriesByMatch: testSeries()}
 	reg := prometheus.NewRegistry()
-	d, err := New(Options{Client: client, Scope: MapperScope{Mapper: config.DefaultRESTMapper()}, MaxAge: maxAge, Clock: clk, Registerer: reg})
+	d, err := New(Options{Client: client, Scope: MapperScope{Mapper: rulefile.DefaultRESTMapper()}, MaxAge: maxAge, Clock: clk, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRelistAfterOutageKeepsUnlistedMetrics(t *testing.T) {
 func TestCarryOverNeedsSameRules(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	client := &fake.Client{SeriesByMatch: testSeries()}
-	d, err := New(Options{Client: client, Scope: MapperScope{Mapper: config.DefaultRESTMapper()}, MaxAge: time.Hour, Clock: clk, Registerer: prometheus.NewRegistry()})
+	d, err := New(Options{Client: client, Scope: MapperScope{Mapper: rulefile.DefaultRESTMapper()}, MaxAge: time.Hour, Clock: clk, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -50,7 +50,7 @@ externalRules:
 
 func compileRules(t testing.TB, text string) []*rules.Rule {
 	t.Helper()
-	set, err := rules.Parse([]byte(text), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(text), rulefile.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func testSeries() map[string][]fake.Series {
 func newTestDiscoverer(t *testing.T, client *fake.Client, clk *clocktesting.FakeClock) *Discoverer {
 	t.Helper()
 	d, err := New(Options{
-		Client: client, Scope: MapperScope{Mapper: config.DefaultRESTMapper()}, MaxAge: time.Hour,
+		Client: client, Scope: MapperScope{Mapper: rulefile.DefaultRESTMapper()}, MaxAge: time.Hour,
 		Clock: clk, Registerer: prometheus.NewRegistry(),
 	})
 	if err != nil {

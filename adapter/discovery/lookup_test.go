@@ -16,8 +16,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -127,7 +127,7 @@ func TestRelistSeriesCap(t *testing.T) {
 	client := &fake.Client{SeriesByMatch: testSeries()}
 	reg := prometheus.NewRegistry()
 	d, err := New(Options{
-		Client: client, Scope: MapperScope{Mapper: config.DefaultRESTMapper()}, MaxAge: time.Hour,
+		Client: client, Scope: MapperScope{Mapper: rulefile.DefaultRESTMapper()}, MaxAge: time.Hour,
 		MaxSeries: 4, Registerer: reg,
 	})
 	if err != nil {

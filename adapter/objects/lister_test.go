@@ -12,7 +12,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 var podsGR = schema.GroupResource{Resource: "pods"}
@@ -32,7 +32,7 @@ func TestCacheListerRunsOnlyAfterStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := metadatafake.NewSimpleMetadataClient(scheme, pod("a", map[string]string{"app": "web"}), pod("b", nil))
-	l := NewCacheLister(client, config.DefaultRESTMapper(), 0)
+	l := NewCacheLister(client, rulefile.DefaultRESTMapper(), 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // BackendClient is one named backend of a backends file: its HTTP client and
@@ -37,7 +37,7 @@ func LoadBackendClients(path string, def BackendDefaults) (map[string]BackendCli
 	if path == "" {
 		return nil, nil, nil
 	}
-	f, err := config.LoadBackendsFile(path)
+	f, err := rulefile.LoadBackendsFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +60,7 @@ func LoadBackendClients(path string, def BackendDefaults) (map[string]BackendCli
 }
 
 // newBackendClient builds the HTTP client of one validated backend.
-func newBackendClient(b config.Backend, maxResponse int64, disableHTTP2 bool) (*HTTPClient, error) {
+func newBackendClient(b rulefile.Backend, maxResponse int64, disableHTTP2 bool) (*HTTPClient, error) {
 	t := TransportOptions{
 		CAFile: b.CAFile, ClientCertFile: b.ClientCertFile, ClientKeyFile: b.ClientKeyFile,
 		TokenFile: b.TokenFile, DisableHTTP2: disableHTTP2,

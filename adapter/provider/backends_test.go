@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -41,7 +41,7 @@ externalRules:
 // TestQueriesGoToTheRulesBackend: each request is sent to its rule's backend only,
 // and a backend that fails fails only its own metrics, with the generic 500.
 func TestQueriesGoToTheRulesBackend(t *testing.T) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.ParseWith([]byte(backendRules), rules.Options{Mapper: mapper, Backends: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)

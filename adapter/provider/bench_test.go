@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
@@ -51,7 +51,7 @@ type benchFixture struct {
 // for a query naming one pod (pod="…"), one sample for the external metric.
 func newBenchFixture(b *testing.B, threshold int) *benchFixture {
 	b.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse(rulestest.Data(b, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		b.Fatal(err)

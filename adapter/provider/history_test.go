@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
@@ -45,7 +45,7 @@ func (c *matrixClient) QueryMatrix(_ context.Context, q string) (model.Matrix, e
 
 func newHistoryProvider(t testing.TB) (*Provider, *matrixClient) {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse(rulestest.Data(t, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
@@ -36,7 +36,7 @@ func withField(r, field string) string {
 
 func newNaNFixture(t *testing.T, globalNaN, ruleNaN string) *fixture {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse([]byte(withField(string(rulestest.Data(t, rulestest.PodsAndQueue)), nanField(ruleNaN))), mapper)
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +81,11 @@ func TestNaNValues(t *testing.T) {
 		drop         bool
 	}{
 		{"", "", false},
-		{config.NaNZero, "", false},
-		{config.NaNDrop, "", true},
-		{config.NaNZero, config.NaNDrop, true},
-		{config.NaNDrop, config.NaNZero, false},
-		{"", config.NaNDrop, true},
+		{rulefile.NaNZero, "", false},
+		{rulefile.NaNDrop, "", true},
+		{rulefile.NaNZero, rulefile.NaNDrop, true},
+		{rulefile.NaNDrop, rulefile.NaNZero, false},
+		{"", rulefile.NaNDrop, true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("flag=%q/rule=%q", tc.global, tc.rule), func(t *testing.T) {
@@ -140,10 +140,10 @@ func TestNaNValues(t *testing.T) {
 
 func TestNaNValuesInvalid(t *testing.T) {
 	if _, err := New(Options{Prom: &promfake.Client{}, Discovery: &discovery.Discoverer{}, Lister: &objfake.Lister{},
-		Mapper: config.DefaultRESTMapper(), Registerer: prometheus.NewRegistry(), NaNValues: "nan"}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
+		Mapper: rulefile.DefaultRESTMapper(), Registerer: prometheus.NewRegistry(), NaNValues: "nan"}); err == nil || !strings.Contains(err.Error(), `"nan"`) {
 		t.Errorf("NaNValues \"nan\": err %v, want an error naming it", err)
 	}
-	_, err := rules.Parse([]byte(withField(string(rulestest.Data(t, rulestest.PodsAndQueue)), nanField("Drop"))), config.DefaultRESTMapper())
+	_, err := rules.Parse([]byte(withField(string(rulestest.Data(t, rulestest.PodsAndQueue)), nanField("Drop"))), rulefile.DefaultRESTMapper())
 	if err == nil || !strings.Contains(err.Error(), "nanValues") {
 		t.Errorf("rule nanValues Drop: err %v, want an error naming nanValues", err)
 	}

@@ -22,10 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -60,7 +60,7 @@ type Options struct {
 	NamespaceQueryThreshold int
 	Registerer              prometheus.Registerer
 	// NaNValues is what a NaN sample becomes for rules that do not say
-	// (config.NaNZero, the default when empty, or config.NaNDrop).
+	// (rulefile.NaNZero, the default when empty, or rulefile.NaNDrop).
 	NaNValues string
 }
 
@@ -80,10 +80,10 @@ func New(opts Options) (*Provider, error) {
 	}
 	switch opts.NaNValues {
 	case "":
-		opts.NaNValues = config.NaNZero
-	case config.NaNZero, config.NaNDrop:
+		opts.NaNValues = rulefile.NaNZero
+	case rulefile.NaNZero, rulefile.NaNDrop:
 	default:
-		return nil, fmt.Errorf("provider: NaN values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, opts.NaNValues)
+		return nil, fmt.Errorf("provider: NaN values must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, opts.NaNValues)
 	}
 	if opts.NamespaceQueryThreshold == 0 {
 		opts.NamespaceQueryThreshold = DefaultNamespaceQueryThreshold
@@ -133,10 +133,10 @@ func (p *Provider) query(ctx context.Context, rule *rules.Rule, q string) (vecto
 	return vectorResult(v), nil
 }
 
-// backendLabel names a backend in logs: "" is config.DefaultBackend.
+// backendLabel names a backend in logs: "" is rulefile.DefaultBackend.
 func backendLabel(name string) string {
 	if name == "" {
-		return config.DefaultBackend
+		return rulefile.DefaultBackend
 	}
 	return name
 }

@@ -19,10 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
@@ -38,7 +38,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, threshold int) *fixture {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse(rulestest.Data(t, rulestest.PodsAndQueue), mapper)
 	if err != nil {
 		t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
 
@@ -27,7 +27,7 @@ import (
 
 func requestPathProvider(t *testing.T, relist bool) (*provider.Provider, *fake.Client) {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set := rulestest.Parse(t, rulestest.PodsAndQueue)
 	series := []fake.Series{{Name: "http_requests_total", Labels: map[string]string{"namespace": "shop", "pod": "web-1"}}}
 	pc := &fake.Client{

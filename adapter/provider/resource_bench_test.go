@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -92,7 +92,7 @@ func BenchmarkPodMetrics(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := newResourceCluster(tc.namespaces, tc.podsPerNS)
-			set, err := rules.Parse([]byte(benchResourceRules), config.DefaultRESTMapper())
+			set, err := rules.Parse([]byte(benchResourceRules), rulefile.DefaultRESTMapper())
 			if err != nil {
 				b.Fatal(err)
 			}

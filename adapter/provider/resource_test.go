@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/metrics/pkg/apis/metrics"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -55,7 +55,7 @@ const (
 
 func compileResourceRules(t *testing.T, memQuery string) *rules.ResourceRules {
 	t.Helper()
-	set, err := rules.Parse([]byte(strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memQuery, 1)), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(strings.Replace(resourceRulesYAML, "CONTAINER_MEMORY_QUERY", memQuery, 1)), rulefile.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -90,9 +90,9 @@ func MilliValue(v model.SampleValue, dropNaN bool) (int64, bool) {
 // the server's --nan-values (a rule's nanValues overrides it).
 func DropNaN(rule *rules.Rule, serverDefault string) bool {
 	if v := rule.NaNValues(); v != "" {
-		return v == config.NaNDrop
+		return v == rulefile.NaNDrop
 	}
-	return serverDefault == config.NaNDrop
+	return serverDefault == rulefile.NaNDrop
 }
 
 // maxMilli is the largest value whose milli-units fit an int64.

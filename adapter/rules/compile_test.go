@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 func TestCompileErrors(t *testing.T) {
-	base := func(mod func(*config.DiscoveryRule)) config.DiscoveryRule {
-		r := config.DiscoveryRule{
+	base := func(mod func(*rulefile.DiscoveryRule)) rulefile.DiscoveryRule {
+		r := rulefile.DiscoveryRule{
 			SeriesQuery:  `{__name__=~"^container_.*"}`,
-			Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+			Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 			MetricsQuery: "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)",
 		}
 		mod(&r)
@@ -19,42 +19,42 @@ func TestCompileErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		rule    config.DiscoveryRule
+		rule    rulefile.DiscoveryRule
 		kind    Kind
 		wantErr string
 	}{
-		{name: "filter with is and isNot", rule: base(func(r *config.DiscoveryRule) {
-			r.SeriesFilters = []config.RegexFilter{{Is: "a", IsNot: "b"}}
+		{name: "filter with is and isNot", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.SeriesFilters = []rulefile.RegexFilter{{Is: "a", IsNot: "b"}}
 		}), wantErr: "seriesFilters[0]: both is and isNot"},
-		{name: "filter with neither", rule: base(func(r *config.DiscoveryRule) {
-			r.SeriesFilters = []config.RegexFilter{{Is: "a"}, {}}
+		{name: "filter with neither", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.SeriesFilters = []rulefile.RegexFilter{{Is: "a"}, {}}
 		}), wantErr: "seriesFilters[1]: neither"},
-		{name: "filter bad regex", rule: base(func(r *config.DiscoveryRule) {
-			r.SeriesFilters = []config.RegexFilter{{IsNot: "("}}
+		{name: "filter bad regex", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.SeriesFilters = []rulefile.RegexFilter{{IsNot: "("}}
 		}), wantErr: "seriesFilters[0]"},
-		{name: "bad name.matches", rule: base(func(r *config.DiscoveryRule) { r.Name.Matches = "[" }),
+		{name: "bad name.matches", rule: base(func(r *rulefile.DiscoveryRule) { r.Name.Matches = "[" }),
 			wantErr: "name.matches"},
-		{name: "as required with two groups", rule: base(func(r *config.DiscoveryRule) { r.Name.Matches = "(a)(b)" }),
+		{name: "as required with two groups", rule: base(func(r *rulefile.DiscoveryRule) { r.Name.Matches = "(a)(b)" }),
 			wantErr: "name.as is required"},
-		{name: "bad resources template", rule: base(func(r *config.DiscoveryRule) { r.Resources.Template = "<<.Resource" }),
+		{name: "bad resources template", rule: base(func(r *rulefile.DiscoveryRule) { r.Resources.Template = "<<.Resource" }),
 			wantErr: "resources.template"},
-		{name: "template without resource", rule: base(func(r *config.DiscoveryRule) { r.Resources.Template = "kube_<<.Group>>" }),
+		{name: "template without resource", rule: base(func(r *rulefile.DiscoveryRule) { r.Resources.Template = "kube_<<.Group>>" }),
 			wantErr: "must use <<.Resource>>"},
-		{name: "override of unknown resource", rule: base(func(r *config.DiscoveryRule) {
-			r.Resources.Overrides = map[string]config.GroupResource{"thing": {Resource: "gizmo"}}
+		{name: "override of unknown resource", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.Resources.Overrides = map[string]rulefile.GroupResource{"thing": {Resource: "gizmo"}}
 		}), wantErr: "resources.overrides[thing]"},
-		{name: "override of resource in wrong group", rule: base(func(r *config.DiscoveryRule) {
-			r.Resources.Overrides = map[string]config.GroupResource{"pod": {Group: "apps", Resource: "pod"}}
+		{name: "override of resource in wrong group", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.Resources.Overrides = map[string]rulefile.GroupResource{"pod": {Group: "apps", Resource: "pod"}}
 		}), wantErr: "resources.overrides[pod]"},
-		{name: "override label not a label name", rule: base(func(r *config.DiscoveryRule) {
-			r.Resources.Overrides = map[string]config.GroupResource{"k8s.pod": {Resource: "pod"}}
+		{name: "override label not a label name", rule: base(func(r *rulefile.DiscoveryRule) {
+			r.Resources.Overrides = map[string]rulefile.GroupResource{"k8s.pod": {Resource: "pod"}}
 		}), wantErr: "not a Prometheus label name"},
-		{name: "empty metricsQuery", rule: base(func(r *config.DiscoveryRule) { r.MetricsQuery = "" }),
+		{name: "empty metricsQuery", rule: base(func(r *rulefile.DiscoveryRule) { r.MetricsQuery = "" }),
 			wantErr: "metricsQuery is empty"},
-		{name: "bad metricsQuery", rule: base(func(r *config.DiscoveryRule) { r.MetricsQuery = "<<.Series" }),
+		{name: "bad metricsQuery", rule: base(func(r *rulefile.DiscoveryRule) { r.MetricsQuery = "<<.Series" }),
 			wantErr: "metricsQuery"},
-		{name: "namespaced external rule without namespace label", kind: External, rule: base(func(r *config.DiscoveryRule) {
-			r.Resources = config.ResourceMapping{}
+		{name: "namespaced external rule without namespace label", kind: External, rule: base(func(r *rulefile.DiscoveryRule) {
+			r.Resources = rulefile.ResourceMapping{}
 		}), wantErr: "external rule 0: namespaced external rule maps no label to namespaces"},
 	}
 	for _, tt := range tests {
@@ -66,7 +66,7 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 	t.Run("nil mapper", func(t *testing.T) {
-		if _, err := Compile(base(func(*config.DiscoveryRule) {}), 0, Custom, nil); err == nil {
+		if _, err := Compile(base(func(*rulefile.DiscoveryRule) {}), 0, Custom, nil); err == nil {
 			t.Fatal("Compile with nil mapper succeeded")
 		}
 	})
@@ -76,20 +76,20 @@ func TestCompileAccessors(t *testing.T) {
 	tests := []struct {
 		name           string
 		kind           Kind
-		resources      config.ResourceMapping
+		resources      rulefile.ResourceMapping
 		wantNamespaced bool
 	}{
-		{name: "custom default", kind: Custom, resources: config.ResourceMapping{Template: "<<.Resource>>"}, wantNamespaced: true},
+		{name: "custom default", kind: Custom, resources: rulefile.ResourceMapping{Template: "<<.Resource>>"}, wantNamespaced: true},
 		{name: "external namespaced", kind: External,
-			resources: config.ResourceMapping{Overrides: map[string]config.GroupResource{"ns": {Resource: "namespace"}}}, wantNamespaced: true},
+			resources: rulefile.ResourceMapping{Overrides: map[string]rulefile.GroupResource{"ns": {Resource: "namespace"}}}, wantNamespaced: true},
 		{name: "external not namespaced, no labels needed", kind: External,
-			resources: config.ResourceMapping{Namespaced: boolPtr(false)}, wantNamespaced: false},
+			resources: rulefile.ResourceMapping{Namespaced: boolPtr(false)}, wantNamespaced: false},
 		{name: "external explicitly namespaced", kind: External,
-			resources: config.ResourceMapping{Template: "<<.Resource>>", Namespaced: boolPtr(true)}, wantNamespaced: true},
+			resources: rulefile.ResourceMapping{Template: "<<.Resource>>", Namespaced: boolPtr(true)}, wantNamespaced: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rule := config.DiscoveryRule{SeriesQuery: `{__name__="x"}`, Resources: tt.resources, MetricsQuery: "<<.Series>>"}
+			rule := rulefile.DiscoveryRule{SeriesQuery: `{__name__="x"}`, Resources: tt.resources, MetricsQuery: "<<.Series>>"}
 			r, err := Compile(rule, 7, tt.kind, testMapper())
 			if err != nil {
 				t.Fatalf("Compile: %v", err)

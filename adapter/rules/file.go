@@ -13,28 +13,28 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // Set is a compiled rule file.
 type Set struct {
-	// Config is the file as loaded.
-	Config *config.Config
+	// File is the file as loaded.
+	File *rulefile.File
 	// Rules are the custom rules, then the external rules, in file order.
 	Rules []*Rule
 	// Resource are the compiled resourceRules; nil when the file has none.
 	Resource *ResourceRules
 	// Warnings are findings that do not make the file invalid.
-	Warnings []config.FieldError
+	Warnings []rulefile.FieldError
 	// Hash identifies the file content (sha256, hex).
 	Hash string
 }
 
 // Options say what a rule file is checked against.
 type Options struct {
-	// Mapper resolves resources; nil means config.DefaultRESTMapper().
+	// Mapper resolves resources; nil means rulefile.DefaultRESTMapper().
 	Mapper meta.RESTMapper
-	// Backends are the named backends (besides config.DefaultBackend) that rules
+	// Backends are the named backends (besides rulefile.DefaultBackend) that rules
 	// may select; a rule naming another is an error.
 	Backends []string
 	// AnyBackend accepts every well-formed backend name, for checking a rule file
@@ -52,9 +52,9 @@ func Parse(data []byte, mapper meta.RESTMapper) (*Set, error) {
 func ParseWith(data []byte, opts Options) (*Set, error) {
 	mapper := opts.Mapper
 	if mapper == nil {
-		mapper = config.DefaultRESTMapper()
+		mapper = rulefile.DefaultRESTMapper()
 	}
-	cfg, err := config.LoadPartial(data)
+	cfg, err := rulefile.LoadPartial(data)
 	if cfg == nil {
 		return nil, err
 	}
@@ -67,15 +67,15 @@ func ParseWith(data []byte, opts Options) (*Set, error) {
 	}
 	// What could be read is validated even when the file has unknown keys, so every
 	// problem is reported at once.
-	verr := config.Validate(cfg, mapper)
-	if berrs := config.CheckBackends(cfg, known); len(berrs) > 0 {
-		verr = errors.Join(verr, config.ValidationErrors(berrs))
+	verr := rulefile.Validate(cfg, mapper)
+	if berrs := rulefile.CheckBackends(cfg, known); len(berrs) > 0 {
+		verr = errors.Join(verr, rulefile.ValidationErrors(berrs))
 	}
 	if err != nil || verr != nil {
 		return nil, errors.Join(err, verr)
 	}
 	sum := sha256.Sum256(data)
-	set := &Set{Config: cfg, Warnings: config.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}
+	set := &Set{File: cfg, Warnings: rulefile.Warnings(cfg, mapper), Hash: hex.EncodeToString(sum[:])}
 	for i, r := range cfg.Rules {
 		c, err := Compile(r, i, Custom, mapper)
 		if err != nil {

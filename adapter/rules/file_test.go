@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // TestParseReportsEveryProblem: an unknown key does not hide the problems of the rest
@@ -25,7 +25,7 @@ externalRules:
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}'
 `
-	_, err := Parse([]byte(file), config.DefaultRESTMapper())
+	_, err := Parse([]byte(file), rulefile.DefaultRESTMapper())
 	if err == nil {
 		t.Fatal("no error")
 	}

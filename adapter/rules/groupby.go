@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // Why GroupsByResource can be decided from the parsed query
@@ -38,7 +38,7 @@ import (
 // output for the namespace-wide request we do not model).
 //
 // The template is rendered with a marker label standing for the resource label and
-// parsed with Prometheus' own parser (config.ParsePromQL); the walk below applies the
+// parsed with Prometheus' own parser (rulefile.ParsePromQL); the walk below applies the
 // rules to the syntax tree, so strings, comments and keyword case need no care.
 
 // groupByMarker stands for the resource label in the trial rendering.
@@ -61,7 +61,7 @@ func groupsByResource(t *template.Template) bool {
 	if err != nil {
 		return false
 	}
-	expr, err := config.ParsePromQL(sb.String())
+	expr, err := rulefile.ParsePromQL(sb.String())
 	return err == nil && keepsObjectsApart(expr)
 }
 

@@ -3,7 +3,7 @@ package rules
 import (
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 func TestGroupsByResource(t *testing.T) {
@@ -68,8 +68,8 @@ func TestGroupsByResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustCompile(t, config.DiscoveryRule{
-				Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+			r := mustCompile(t, rulefile.DiscoveryRule{
+				Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 				MetricsQuery: tt.template,
 			})
 			if got := r.GroupsByResource(); got != tt.want {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 var (
@@ -46,12 +46,12 @@ func testMapper() meta.RESTMapper {
 }
 
 // mustCompile compiles rule as a custom rule with the test mapper.
-func mustCompile(t *testing.T, rule config.DiscoveryRule) *Rule {
+func mustCompile(t *testing.T, rule rulefile.DiscoveryRule) *Rule {
 	t.Helper()
 	return mustCompileKind(t, rule, Custom)
 }
 
-func mustCompileKind(t *testing.T, rule config.DiscoveryRule, kind Kind) *Rule {
+func mustCompileKind(t *testing.T, rule rulefile.DiscoveryRule, kind Kind) *Rule {
 	t.Helper()
 	r, err := Compile(rule, 0, kind, testMapper())
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // The history contract (docs/forecast.md#history-contract): a metrics-API
@@ -233,7 +233,7 @@ func (h HistoryRequest) Subquery(query string) (string, error) {
 // instantExpr parses a rendered query that must be an instant vector; a
 // scalar becomes vector(<scalar>).
 func instantExpr(query string) (parser.Expr, error) {
-	expr, err := config.ParsePromQL(query)
+	expr, err := rulefile.ParsePromQL(query)
 	if err != nil {
 		return nil, fmt.Errorf("rendered query does not parse: %w", err)
 	}

@@ -10,13 +10,13 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 func historyRule(t testing.TB) *Rule {
 	t.Helper()
-	r, err := Compile(config.DiscoveryRule{
-		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+	r, err := Compile(rulefile.DiscoveryRule{
+		Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: `sum by (job) (rate(<<.Series>>{<<.LabelMatchers>>}[2m]))`,
 	}, 0, External, testMapper())
 	if err != nil {
@@ -152,7 +152,7 @@ func TestHistorySubquery(t *testing.T) {
 // step, with no offset or @ modifier.
 func parseSubquery(t *testing.T, sq string, h HistoryRequest) *parser.SubqueryExpr {
 	t.Helper()
-	expr, err := config.ParsePromQL(sq)
+	expr, err := rulefile.ParsePromQL(sq)
 	if err != nil {
 		t.Fatalf("subquery %q does not parse: %v", sq, err)
 	}
@@ -168,7 +168,7 @@ func parseSubquery(t *testing.T, sq string, h HistoryRequest) *parser.SubqueryEx
 func checkSubquery(t *testing.T, q, sq string, h HistoryRequest) {
 	t.Helper()
 	sub := parseSubquery(t, sq, h)
-	inner, err := config.ParsePromQL(q)
+	inner, err := rulefile.ParsePromQL(q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +227,8 @@ func FuzzHistorySelector(f *testing.F) {
 // podsHistoryRule is prometheus-adapter's usual Pods rule: a rate per pod.
 func podsHistoryRule(t testing.TB, query string) *Rule {
 	t.Helper()
-	r, err := Compile(config.DiscoveryRule{
-		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+	r, err := Compile(rulefile.DiscoveryRule{
+		Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: query,
 	}, 0, Custom, testMapper())
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // seriesFilter keeps series whose name matches re (keep) or does not match it (!keep).
@@ -25,7 +25,7 @@ type namer struct {
 }
 
 // newNamer compiles the seriesFilters and the name mapping of a rule.
-func newNamer(filters []config.RegexFilter, name config.NameMapping) (namer, error) {
+func newNamer(filters []rulefile.RegexFilter, name rulefile.NameMapping) (namer, error) {
 	var n namer
 	for i, f := range filters {
 		sf, err := compileFilter(f)
@@ -55,7 +55,7 @@ func newNamer(filters []config.RegexFilter, name config.NameMapping) (namer, err
 }
 
 // compileFilter compiles one seriesFilters entry; exactly one of is and isNot is set.
-func compileFilter(f config.RegexFilter) (seriesFilter, error) {
+func compileFilter(f rulefile.RegexFilter) (seriesFilter, error) {
 	switch {
 	case f.Is != "" && f.IsNot != "":
 		return seriesFilter{}, errors.New("both is and isNot are set")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 func TestCheckMetricName(t *testing.T) {
@@ -38,28 +38,28 @@ func TestCheckMetricName(t *testing.T) {
 func TestCanName(t *testing.T) {
 	tests := []struct {
 		name    string
-		mapping config.NameMapping
+		mapping rulefile.NameMapping
 		metric  string
 		want    bool
 	}{
-		{"default takes any metric name", config.NameMapping{}, "http_requests_total", true},
-		{"default refuses a dash", config.NameMapping{}, "http-requests", false},
-		{"suffix literal present", config.NameMapping{Matches: "^(.*)_total$", As: "${1}_per_second"}, "http_requests_per_second", true},
-		{"suffix literal missing", config.NameMapping{Matches: "^(.*)_total$", As: "${1}_per_second"}, "http_requests_total", false},
-		{"empty as with one group is $1", config.NameMapping{Matches: "^(.*)_total$"}, "http_requests", true},
-		{"literal only", config.NameMapping{Matches: "^up$", As: "targets-up"}, "targets-up", true},
-		{"literal only, other name", config.NameMapping{Matches: "^up$", As: "targets-up"}, "targets_up", false},
-		{"regex metacharacters in as are literal", config.NameMapping{Matches: "^(.*)$", As: "a.b_$1"}, "axb_c", false},
-		{"dot literal kept", config.NameMapping{Matches: "^(.*)$", As: "a.b_$1"}, "a.b_c", true},
-		{"$1x names a group that does not exist", config.NameMapping{Matches: "^(.*)$", As: "$1x-y"}, "-y", true},
-		{"$1x is not $1 then x", config.NameMapping{Matches: "^(.*)$", As: "$1x-y"}, "foox-y", false},
-		{"named groups", config.NameMapping{Matches: "^(?P<a>[a-z]+)_(?P<b>[a-z]+)$", As: "${b}-${a}"}, "bar-foo", true},
-		{"too long", config.NameMapping{}, strings.Repeat("a", MaxMetricNameLength+1), false},
+		{"default takes any metric name", rulefile.NameMapping{}, "http_requests_total", true},
+		{"default refuses a dash", rulefile.NameMapping{}, "http-requests", false},
+		{"suffix literal present", rulefile.NameMapping{Matches: "^(.*)_total$", As: "${1}_per_second"}, "http_requests_per_second", true},
+		{"suffix literal missing", rulefile.NameMapping{Matches: "^(.*)_total$", As: "${1}_per_second"}, "http_requests_total", false},
+		{"empty as with one group is $1", rulefile.NameMapping{Matches: "^(.*)_total$"}, "http_requests", true},
+		{"literal only", rulefile.NameMapping{Matches: "^up$", As: "targets-up"}, "targets-up", true},
+		{"literal only, other name", rulefile.NameMapping{Matches: "^up$", As: "targets-up"}, "targets_up", false},
+		{"regex metacharacters in as are literal", rulefile.NameMapping{Matches: "^(.*)$", As: "a.b_$1"}, "axb_c", false},
+		{"dot literal kept", rulefile.NameMapping{Matches: "^(.*)$", As: "a.b_$1"}, "a.b_c", true},
+		{"$1x names a group that does not exist", rulefile.NameMapping{Matches: "^(.*)$", As: "$1x-y"}, "-y", true},
+		{"$1x is not $1 then x", rulefile.NameMapping{Matches: "^(.*)$", As: "$1x-y"}, "foox-y", false},
+		{"named groups", rulefile.NameMapping{Matches: "^(?P<a>[a-z]+)_(?P<b>[a-z]+)$", As: "${b}-${a}"}, "bar-foo", true},
+		{"too long", rulefile.NameMapping{}, strings.Repeat("a", MaxMetricNameLength+1), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustCompile(t, config.DiscoveryRule{SeriesQuery: "{}", Name: tt.mapping,
-				Resources: config.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: "<<.Series>>"})
+			r := mustCompile(t, rulefile.DiscoveryRule{SeriesQuery: "{}", Name: tt.mapping,
+				Resources: rulefile.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: "<<.Series>>"})
 			if got := r.CanName(tt.metric); got != tt.want {
 				t.Errorf("CanName(%q) = %v, want %v", tt.metric, got, tt.want)
 			}
@@ -77,8 +77,8 @@ func FuzzCanName(f *testing.F) {
 	f.Add("", "", "up")
 	f.Add("(a)(b)?", "$2$1$$", "ab")
 	f.Fuzz(func(t *testing.T, matches, as, series string) {
-		r, err := Compile(config.DiscoveryRule{SeriesQuery: "{}", Name: config.NameMapping{Matches: matches, As: as},
-			Resources: config.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: "<<.Series>>"}, 0, Custom, testMapper())
+		r, err := Compile(rulefile.DiscoveryRule{SeriesQuery: "{}", Name: rulefile.NameMapping{Matches: matches, As: as},
+			Resources: rulefile.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: "<<.Series>>"}, 0, Custom, testMapper())
 		if err != nil {
 			return
 		}

@@ -8,16 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 const goldenTemplate = `sum(rate(<<.Series>>{<<.LabelMatchers>>,container!="POD"}[1m])) by (<<.GroupBy>>)`
 
 func podRule(t *testing.T, metricsQuery string) *Rule {
 	t.Helper()
-	return mustCompile(t, config.DiscoveryRule{
+	return mustCompile(t, rulefile.DiscoveryRule{
 		SeriesQuery:  `{__name__=~"^container_.*",container!="POD",namespace!="",pod!=""}`,
-		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+		Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: metricsQuery,
 	})
 }
@@ -100,13 +100,13 @@ func TestCustomQuerySelectorOperators(t *testing.T) {
 }
 
 func TestCustomQueryResourceMatcher(t *testing.T) {
-	nsRule := config.ResourceMapping{Overrides: map[string]config.GroupResource{
+	nsRule := rulefile.ResourceMapping{Overrides: map[string]rulefile.GroupResource{
 		"kubernetes_namespace": {Resource: "namespace"},
 		"kubernetes_pod":       {Resource: "pod"},
 	}}
 	tests := []struct {
 		name      string
-		resources config.ResourceMapping
+		resources rulefile.ResourceMapping
 		req       CustomRequest
 		want      string
 	}{
@@ -139,7 +139,7 @@ func TestCustomQueryResourceMatcher(t *testing.T) {
 			if res.Template == "" && res.Overrides == nil {
 				res.Template = "<<.Resource>>"
 			}
-			r := mustCompile(t, config.DiscoveryRule{Resources: res,
+			r := mustCompile(t, rulefile.DiscoveryRule{Resources: res,
 				MetricsQuery: `<<.LabelMatchers>> by <<.GroupBy>> <<index .LabelValuesByName .GroupBy>>`})
 			got, err := r.CustomQuery(tt.req)
 			if err != nil || got != tt.want {
@@ -209,30 +209,30 @@ func TestExternalQuery(t *testing.T) {
 		`<<range $k, $v := .LabelValuesByName>><<$k>>=<<$v>>;<<end>>`
 	tests := []struct {
 		name      string
-		resources config.ResourceMapping
+		resources rulefile.ResourceMapping
 		namespace string
 		selector  labels.Selector
 		want      string
 	}{
-		{name: "namespaced with selector", resources: config.ResourceMapping{Template: "<<.Resource>>"},
+		{name: "namespaced with selector", resources: rulefile.ResourceMapping{Template: "<<.Resource>>"},
 			namespace: "ns", selector: mustParse(t, "queue in (a,b),env!=dev"),
 			want: `sum(q{env!="dev",queue=~"a|b",namespace="ns"}) by ()|0|env=dev;namespace=ns;queue=a|b;`},
-		{name: "namespaced, no namespace given", resources: config.ResourceMapping{Template: "<<.Resource>>"},
+		{name: "namespaced, no namespace given", resources: rulefile.ResourceMapping{Template: "<<.Resource>>"},
 			selector: mustParse(t, "queue=a"),
 			want:     `sum(q{queue="a"}) by ()|0|queue=a;`},
-		{name: "namespace label from override", resources: config.ResourceMapping{
-			Overrides: map[string]config.GroupResource{"exported_namespace": {Resource: "namespaces"}}},
+		{name: "namespace label from override", resources: rulefile.ResourceMapping{
+			Overrides: map[string]rulefile.GroupResource{"exported_namespace": {Resource: "namespaces"}}},
 			namespace: "ns", selector: labels.Everything(),
 			want: `sum(q{exported_namespace="ns"}) by ()|0|exported_namespace=ns;`},
-		{name: "not namespaced", resources: config.ResourceMapping{Namespaced: boolPtr(false)},
+		{name: "not namespaced", resources: rulefile.ResourceMapping{Namespaced: boolPtr(false)},
 			namespace: "ns", selector: mustParse(t, "queue"),
 			want: `sum(q{queue!=""}) by ()|0|queue=;`},
-		{name: "nil selector", resources: config.ResourceMapping{Namespaced: boolPtr(false)},
+		{name: "nil selector", resources: rulefile.ResourceMapping{Namespaced: boolPtr(false)},
 			want: `sum(q{}) by ()|0|`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustCompileKind(t, config.DiscoveryRule{Resources: tt.resources, MetricsQuery: tmpl}, External)
+			r := mustCompileKind(t, rulefile.DiscoveryRule{Resources: tt.resources, MetricsQuery: tmpl}, External)
 			got, err := r.ExternalQuery("q", tt.namespace, tt.selector)
 			if err != nil || got != tt.want {
 				t.Errorf("ExternalQuery = %q, %v\nwant %q", got, err, tt.want)
@@ -240,7 +240,7 @@ func TestExternalQuery(t *testing.T) {
 		})
 	}
 	t.Run("errors", func(t *testing.T) {
-		r := mustCompileKind(t, config.DiscoveryRule{Resources: config.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: tmpl}, External)
+		r := mustCompileKind(t, rulefile.DiscoveryRule{Resources: rulefile.ResourceMapping{Template: "<<.Resource>>"}, MetricsQuery: tmpl}, External)
 		if _, err := r.ExternalQuery("q", "ns", mustParse(t, "a>1")); !errors.Is(err, ErrBadSelector) {
 			t.Errorf("gt: error = %v, want ErrBadSelector", err)
 		}

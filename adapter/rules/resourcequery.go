@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // podsGroupResource is the resource of PodMetrics requests.
@@ -46,7 +46,7 @@ type ResourceRule struct {
 // resources mapping, which must map a label to pods and one to namespaces (the
 // labels every pod request needs); the node label is looked up per request, as
 // prometheus-adapter does, so a file serving pods only still loads.
-func CompileResourceRules(cfg config.ResourceRules, mapper meta.RESTMapper) (*ResourceRules, error) {
+func CompileResourceRules(cfg rulefile.ResourceRules, mapper meta.RESTMapper) (*ResourceRules, error) {
 	if mapper == nil {
 		return nil, errors.New("nil RESTMapper")
 	}
@@ -66,7 +66,7 @@ func CompileResourceRules(cfg config.ResourceRules, mapper meta.RESTMapper) (*Re
 	return &ResourceRules{CPU: cpu, Memory: mem, Window: time.Duration(cfg.Window), Backend: backend}, nil
 }
 
-func compileResourceRule(cfg config.ResourceRule, mapper meta.RESTMapper) (ResourceRule, error) {
+func compileResourceRule(cfg rulefile.ResourceRule, mapper meta.RESTMapper) (ResourceRule, error) {
 	if !labelNameRE.MatchString(cfg.ContainerLabel) {
 		return ResourceRule{}, fmt.Errorf("containerLabel %q is not a Prometheus label name", cfg.ContainerLabel)
 	}

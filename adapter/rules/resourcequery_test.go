@@ -6,18 +6,18 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
-func resourceRulesFor(container, node, containerLabel string, overrides map[string]config.GroupResource) config.ResourceRules {
-	r := config.ResourceRule{
+func resourceRulesFor(container, node, containerLabel string, overrides map[string]rulefile.GroupResource) rulefile.ResourceRules {
+	r := rulefile.ResourceRule{
 		ContainerQuery: container, NodeQuery: node, ContainerLabel: containerLabel,
-		Resources: config.ResourceMapping{Overrides: overrides},
+		Resources: rulefile.ResourceMapping{Overrides: overrides},
 	}
-	return config.ResourceRules{CPU: r, Memory: r, Window: model.Duration(300e9)}
+	return rulefile.ResourceRules{CPU: r, Memory: r, Window: model.Duration(300e9)}
 }
 
-var kubePrometheusOverrides = map[string]config.GroupResource{
+var kubePrometheusOverrides = map[string]rulefile.GroupResource{
 	"node": {Resource: "node"}, "namespace": {Resource: "namespace"}, "pod": {Resource: "pod"},
 }
 
@@ -75,14 +75,14 @@ func TestCompileResourceRulesErrors(t *testing.T) {
 	const q = `sum by (<<.GroupBy>>) (x{<<.LabelMatchers>>})`
 	for _, tc := range []struct {
 		name string
-		cfg  config.ResourceRules
+		cfg  rulefile.ResourceRules
 		want string
 	}{
 		{"container label", resourceRulesFor(q, q, "con-tainer", kubePrometheusOverrides), "containerLabel"},
-		{"no pod label", resourceRulesFor(q, q, "container", map[string]config.GroupResource{"namespace": {Resource: "namespace"}}), "pods"},
+		{"no pod label", resourceRulesFor(q, q, "container", map[string]rulefile.GroupResource{"namespace": {Resource: "namespace"}}), "pods"},
 		{"empty node query", resourceRulesFor(q, " ", "container", kubePrometheusOverrides), "nodeQuery is empty"},
 		{"bad template", resourceRulesFor("<<.X", q, "container", kubePrometheusOverrides), "containerQuery"},
-		{"window", func() config.ResourceRules {
+		{"window", func() rulefile.ResourceRules {
 			c := resourceRulesFor(q, q, "container", kubePrometheusOverrides)
 			c.Window = 0
 			return c

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // namespacesGR is core namespaces, the resource whose label makes a series namespaced.
@@ -48,7 +48,7 @@ type resourceMap struct {
 }
 
 // newResourceMap compiles the resources section of a rule.
-func newResourceMap(cfg config.ResourceMapping, mapper meta.RESTMapper) (*resourceMap, error) {
+func newResourceMap(cfg rulefile.ResourceMapping, mapper meta.RESTMapper) (*resourceMap, error) {
 	m := &resourceMap{
 		mapper:        mapper,
 		overrides:     make(map[string]schema.GroupResource, len(cfg.Overrides)),

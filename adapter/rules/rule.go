@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // Kind says which API a rule serves.
@@ -70,7 +70,7 @@ type Rule struct {
 // resources template on every call to Resources. An override naming a resource the
 // mapper does not know is an error, as is a namespaced external rule that maps no label
 // to namespaces (its every request would fail).
-func Compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMapper) (*Rule, error) {
+func Compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.RESTMapper) (*Rule, error) {
 	r, err := compile(rule, index, kind, mapper)
 	if err != nil {
 		return nil, fmt.Errorf("%s rule %d: %w", kind, index, err)
@@ -78,7 +78,7 @@ func Compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 	return r, nil
 }
 
-func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMapper) (*Rule, error) {
+func compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.RESTMapper) (*Rule, error) {
 	if mapper == nil {
 		return nil, errors.New("nil RESTMapper")
 	}
@@ -93,8 +93,8 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 	if rule.MetricsQuery == "" {
 		return nil, errors.New("metricsQuery is empty")
 	}
-	if rule.NaNValues != "" && rule.NaNValues != config.NaNZero && rule.NaNValues != config.NaNDrop {
-		return nil, fmt.Errorf("nanValues must be %q or %q, not %q", config.NaNZero, config.NaNDrop, rule.NaNValues)
+	if rule.NaNValues != "" && rule.NaNValues != rulefile.NaNZero && rule.NaNValues != rulefile.NaNDrop {
+		return nil, fmt.Errorf("nanValues must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, rule.NaNValues)
 	}
 	query, err := template.New("metricsQuery").Delims("<<", ">>").Parse(rule.MetricsQuery)
 	if err != nil {
@@ -121,18 +121,18 @@ func compile(rule config.DiscoveryRule, index int, kind Kind, mapper meta.RESTMa
 	return r, nil
 }
 
-// NaNValues returns the rule's nanValues: config.NaNZero, config.NaNDrop, or
+// NaNValues returns the rule's nanValues: rulefile.NaNZero, rulefile.NaNDrop, or
 // empty for the adapter's default.
 func (r *Rule) NaNValues() string { return r.nanValues }
 
 // Backend returns the name of the Prometheus backend the rule discovers and queries
-// in; empty for the default backend (config.DefaultBackend).
+// in; empty for the default backend (rulefile.DefaultBackend).
 func (r *Rule) Backend() string { return r.backend }
 
-// BackendName normalises a rule file's backend field: config.DefaultBackend and
+// BackendName normalises a rule file's backend field: rulefile.DefaultBackend and
 // empty both give "", the default backend.
 func BackendName(name string) string {
-	if name == config.DefaultBackend {
+	if name == rulefile.DefaultBackend {
 		return ""
 	}
 	return name

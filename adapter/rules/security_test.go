@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // hostileValues try to leave their PromQL string or confuse a lexer.
@@ -30,8 +30,8 @@ const securityTemplate = `<<.Series>>{<<.LabelMatchers>>}|` +
 	`<<range $k, $v := .LabelValuesByName>><<$k>>="<<$v>>",<<end>>`
 
 func securityRule(t testing.TB) *Rule {
-	r, err := Compile(config.DiscoveryRule{
-		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+	r, err := Compile(rulefile.DiscoveryRule{
+		Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: securityTemplate,
 	}, 0, Custom, testMapper())
 	if err != nil {
@@ -83,8 +83,8 @@ func TestHostileValues(t *testing.T) {
 // string: every value either comes back exactly or makes the query unparsable (a " is
 // not a valid escape there), never a different query.
 func TestHostileValuesSingleQuoted(t *testing.T) {
-	r := mustCompile(t, config.DiscoveryRule{
-		Resources:    config.ResourceMapping{Template: "<<.Resource>>"},
+	r := mustCompile(t, rulefile.DiscoveryRule{
+		Resources:    rulefile.ResourceMapping{Template: "<<.Resource>>"},
 		MetricsQuery: `<<.Series>>{pod=~'<<index .LabelValuesByName "pod">>',app='<<index .LabelValuesByName "app">>'}`,
 	})
 	for _, v := range append(hostileValues, `'} or vector(1) or x{b='`, `it's`) {

@@ -23,11 +23,11 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -46,7 +46,7 @@ func TestSelectAPIs(t *testing.T) {
 		"only resource": replaceWindow("2m"),
 	}
 	for name, file := range files {
-		set, err := rules.Parse([]byte(file), config.DefaultRESTMapper())
+		set, err := rules.Parse([]byte(file), rulefile.DefaultRESTMapper())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -82,7 +82,7 @@ func newAPIFixture(t *testing.T, mode, ruleFile string) *apiFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	prom := &promfake.Client{QueryFunc: func(string) (model.Vector, error) {
 		return model.Vector{{Metric: model.Metric{"namespace": "ns", "pod": "p", "queue": "a"}, Value: 1, Timestamp: model.Now()}}, nil
 	}, SeriesByMatch: map[string][]promfake.Series{

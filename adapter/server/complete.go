@@ -14,11 +14,11 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -55,7 +55,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	if err != nil {
 		return CompletedConfig{}, err
 	}
-	guard := guards.Guard(c.Prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, config.DefaultBackend)
+	guard := guards.Guard(c.Prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, rulefile.DefaultBackend)
 	named := guardBackends(guards, c.Backends)
 	disc, err := discovery.New(discovery.Options{Client: guard, Backends: named, Scope: discovery.MapperScope{Mapper: c.Mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
 	if err != nil {

@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/pflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // Options are ebbflow-adapter's command-line options. Names and meanings of the
@@ -55,7 +55,7 @@ func NewOptions() *Options {
 		MaxConcurrentQueries:    16,
 		NamespaceQueryThreshold: provider.DefaultNamespaceQueryThreshold,
 		ConfigCheckInterval:     10 * time.Second,
-		NaNValues:               config.NaNZero,
+		NaNValues:               rulefile.NaNZero,
 		MaxSeries:               discovery.DefaultMaxSeries,
 		ResourceMetrics:         ResourceMetricsAuto,
 	}
@@ -94,8 +94,8 @@ func (o *Options) Validate() []error {
 	if o.MaxConcurrentQueries < 1 {
 		errs = append(errs, errors.New("--max-concurrent-queries must be at least 1"))
 	}
-	if o.NaNValues != config.NaNZero && o.NaNValues != config.NaNDrop {
-		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", config.NaNZero, config.NaNDrop, o.NaNValues))
+	if o.NaNValues != rulefile.NaNZero && o.NaNValues != rulefile.NaNDrop {
+		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, o.NaNValues))
 	}
 	if !slices.Contains(resourceMetricsModes, o.ResourceMetrics) {
 		errs = append(errs, fmt.Errorf("--resource-metrics must be one of %s, not %q", strings.Join(resourceMetricsModes, ", "), o.ResourceMetrics))

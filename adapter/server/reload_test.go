@@ -9,10 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 )
@@ -38,7 +38,7 @@ externalRules:
 `
 
 func TestReloadReplacesOnlyValidFiles(t *testing.T) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	client := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
 		"queue_messages_ready": {{Name: "queue_messages_ready", Labels: map[string]string{"queue": "a"}}},
 	}}
@@ -108,7 +108,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 // define is rejected (the old rules keep serving); one naming a defined backend is
 // put in service and discovered there.
 func TestReloadChecksBackends(t *testing.T) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	def := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{}}
 	team := &promfake.Client{SeriesByMatch: map[string][]promfake.Series{
 		"queue_messages_ready": {{Name: "queue_messages_ready", Labels: map[string]string{"queue": "a"}}},

@@ -17,11 +17,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/coverfiles"
 )
@@ -78,7 +78,7 @@ func TestRequestPath(t *testing.T) {
 
 func requestPathHandler(t *testing.T, promURL string) http.Handler {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set := rulestest.Parse(t, rulestest.PodsAndQueue)
 	reg := prometheus.NewRegistry()
 	opts := prom.NewConnectionOptions(promURL)
@@ -90,7 +90,7 @@ func requestPathHandler(t *testing.T, promURL string) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := guards.Guard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 10 * time.Second}, config.DefaultBackend)
+	guard := guards.Guard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 10 * time.Second}, rulefile.DefaultBackend)
 	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -37,7 +37,7 @@ type recordingSetter struct{ got []*rules.ResourceRules }
 func (s *recordingSetter) SetRules(r *rules.ResourceRules) { s.got = append(s.got, r) }
 
 func TestReloadReplacesResourceRules(t *testing.T) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	reg := prometheus.NewRegistry()
 	disc, err := discovery.New(discovery.Options{Client: &promfake.Client{}, Scope: discovery.MapperScope{Mapper: mapper}, Registerer: reg})
 	if err != nil {

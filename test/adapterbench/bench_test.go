@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/buildtools"
@@ -226,7 +226,7 @@ func newClients(ctx context.Context, c *cluster.Cluster) (*clients, error) {
 // ebbflow-adapter's shape (one namespace-wide query) and prometheus-adapter's
 // (a regex of every pod's name), rendered by the rule of the rule file.
 func directPromQL(ctx context.Context, t *testing.T, promURL string, rulesYAML []byte, names []string, n int) []Direct {
-	set, err := rules.Parse(rulesYAML, config.DefaultRESTMapper())
+	set, err := rules.Parse(rulesYAML, rulefile.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/server"
 )
@@ -59,7 +59,7 @@ func TestRegisteredAPIsAreServed(t *testing.T) {
 				}
 			}
 			data, _, _ := unstructured.NestedString(cm.Object, "data", "config.yaml")
-			set, err := rules.Parse([]byte(data), config.DefaultRESTMapper())
+			set, err := rules.Parse([]byte(data), rulefile.DefaultRESTMapper())
 			if err != nil {
 				t.Fatalf("rendered rule file: %v\n%s", err, data)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
@@ -189,7 +189,7 @@ func checkBackendsFile(t *testing.T, cm *unstructured.Unstructured) {
 		t.Fatal("no backends ConfigMap")
 	}
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "backends.yaml")
-	f, err := config.ParseBackends([]byte(data))
+	f, err := rulefile.ParseBackends([]byte(data))
 	if err != nil {
 		t.Fatalf("rendered backends file refused by the adapter: %v\n%s", err, data)
 	}

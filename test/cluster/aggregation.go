@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/test/certs"
 )
 
@@ -44,7 +44,7 @@ func (a metricsAPI) name() string { return a.version + "." + a.group }
 // --resource-metrics=auto) when the file has resourceRules at start; the
 // harness registers only the groups the tests' rules use.
 func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
-	cfg, err := config.Load(rules)
+	cfg, err := rulefile.Load(rules)
 	if err != nil {
 		return nil, fmt.Errorf("rule file: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -144,7 +144,7 @@ func TestForecastOnObjectMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	hreq := metrics.HistoryRequest{Range: 4*24*time.Hour + time.Hour, Step: time.Minute}
-	h, err := metrics.NewREST(nil, nil, nil).WithObjectHistories(hc, config.DefaultRESTMapper()).ObjectHistory(ctx, ns, objectHits,
+	h, err := metrics.NewREST(nil, nil, nil).WithObjectHistories(hc, rulefile.DefaultRESTMapper()).ObjectHistory(ctx, ns, objectHits,
 		spec.Metrics[0].Object.DescribedObject, labels.Everything(), hreq)
 	if err != nil {
 		t.Fatalf("object history through kube-apiserver: %v", err)

@@ -18,7 +18,7 @@ import (
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
 	"k8s.io/utils/ptr"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -244,7 +244,7 @@ func checkPodsHistory(ctx context.Context, t *testing.T, c *cluster.Cluster, ns 
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest := metrics.NewREST(nil, customclient.NewForConfig(cfg, config.DefaultRESTMapper(), customclient.NewAvailableAPIsGetter(dc)), nil)
+	rest := metrics.NewREST(nil, customclient.NewForConfig(cfg, rulefile.DefaultRESTMapper(), customclient.NewAvailableAPIsGetter(dc)), nil)
 	w := metrics.WorkloadPods{Key: metrics.HistoryDeploymentPodsLabel, Name: podsForecastApp}
 	req := metrics.HistoryRequest{Range: 4*24*time.Hour + time.Hour, Step: time.Minute}
 	podSel := labels.SelectorFromSet(labels.Set{"app": podsForecastApp})

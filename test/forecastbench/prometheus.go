@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 	simsource "github.com/ebbflow/ebbflow/autoscaler/simulate/source"
@@ -90,7 +90,7 @@ func ExternalMetric(name string, target float64) autoscalingv2.MetricSpec {
 // over its span, with `ebbflow simulate`'s reader (Rules through the
 // adapter's code, query_range).
 func Read(ctx context.Context, url string, p Placed, step time.Duration) (simulate.Series, error) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.ParseWith([]byte(Rules), rules.Options{Mapper: mapper})
 	if err != nil {
 		return simulate.Series{}, err

@@ -15,8 +15,8 @@ import (
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/rules/rulestest"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -235,7 +235,7 @@ externalRules:
 - seriesQuery: 'queue_messages_ready'
   metricsQuery: 'sum(<<.Series>>)'
 `)
-	_, err := rules.ParseFile(writeFile(t, "bad.yaml", bad), config.DefaultRESTMapper())
+	_, err := rules.ParseFile(writeFile(t, "bad.yaml", bad), rulefile.DefaultRESTMapper())
 	mustf(t, err != nil, "bad file accepted")
 	for _, want := range []string{
 		`rules[0] (seriesQuery "http_requests_total"): resources.template`,

@@ -17,11 +17,11 @@ import (
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/adapter/server"
 	"github.com/ebbflow/ebbflow/test/authproxy"
@@ -174,8 +174,8 @@ func newBackendStack(t *testing.T, defaultURL, backendsYAML string) *backendStac
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := guards.Guard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 5 * time.Second}, config.DefaultBackend)
-	mapper := config.DefaultRESTMapper()
+	def := guards.Guard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 5 * time.Second}, rulefile.DefaultBackend)
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.ParseWith([]byte(backendRulesYAML), rules.Options{Mapper: mapper, Backends: names})
 	if err != nil {
 		t.Fatal(err)

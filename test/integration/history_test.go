@@ -17,11 +17,11 @@ import (
 	"k8s.io/client-go/rest"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -87,7 +87,7 @@ func backfillDaily(t *testing.T, from, at time.Time, dataDir string) {
 // It returns the RESTMapper it uses too.
 func historyProvider(t *testing.T, promURL, rulesYAML string) (*provider.Provider, apimeta.RESTMapper) {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse([]byte(rulesYAML), mapper)
 	must(t, err)
 	reg := prometheus.NewRegistry()

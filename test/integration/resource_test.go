@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -72,7 +72,7 @@ type resourceStack struct {
 
 func newResourceStack(t *testing.T, promURL string) *resourceStack {
 	t.Helper()
-	set, err := rules.Parse([]byte(resourceRulesYAML), config.DefaultRESTMapper())
+	set, err := rules.Parse([]byte(resourceRulesYAML), rulefile.DefaultRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/test/adaptertest"
 )
@@ -42,7 +42,7 @@ type stack struct {
 // threshold given.
 func newStack(t *testing.T, promURL string, ruleFile []byte, threshold int) *stack {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse(ruleFile, mapper)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	customclient "k8s.io/metrics/pkg/client/custom_metrics"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
 	ebbflowclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -252,7 +252,7 @@ func checkDailyHistory(ctx context.Context, t *testing.T, ramp time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest := metrics.NewREST(nil, customclient.NewForConfig(cfg, config.DefaultRESTMapper(), customclient.NewAvailableAPIsGetter(dc)), nil)
+	rest := metrics.NewREST(nil, customclient.NewForConfig(cfg, rulefile.DefaultRESTMapper(), customclient.NewAvailableAPIsGetter(dc)), nil)
 	w := metrics.WorkloadPods{Key: metrics.HistoryDeploymentPodsLabel, Name: dailyEbbflow}
 	req := metrics.HistoryRequest{Range: 7*24*time.Hour + time.Hour, Step: time.Minute}
 	sel := labels.SelectorFromSet(labels.Set{"app": dailyEbbflow})

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 )
 
 // TestRules: the rules, under resourceRules, are a rule file the adapter
 // loads, with the window and the matchers asked for.
 func TestRules(t *testing.T) {
-	cfg, err := config.Load([]byte("resourceRules:\n" + Rules(45*time.Second, 2, `container!="",pod!=""`, `metrics_path="/metrics/resource"`)))
+	cfg, err := rulefile.Load([]byte("resourceRules:\n" + Rules(45*time.Second, 2, `container!="",pod!=""`, `metrics_path="/metrics/resource"`)))
 	if err != nil {
 		t.Fatal(err)
 	}

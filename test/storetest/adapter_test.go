@@ -20,7 +20,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	externalclient "k8s.io/metrics/pkg/client/external_metrics"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/poll"
@@ -218,7 +218,7 @@ func testObjectHistory(t *testing.T, s *stack, at time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := metrics.NewREST(nil, nil, external).WithObjectHistories(objects, config.DefaultRESTMapper())
+	client := metrics.NewREST(nil, nil, external).WithObjectHistories(objects, rulefile.DefaultRESTMapper())
 	api := autoscalingv2.CrossVersionObjectReference{APIVersion: "v1", Kind: "Service", Name: "api"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

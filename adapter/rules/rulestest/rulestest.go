@@ -7,7 +7,7 @@ import (
 	"embed"
 	"testing"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -37,10 +37,10 @@ func Data(tb testing.TB, name string) []byte {
 }
 
 // Parse loads, validates and compiles the shared rule file name against
-// config.DefaultRESTMapper.
+// rulefile.DefaultRESTMapper.
 func Parse(tb testing.TB, name string) *rules.Set {
 	tb.Helper()
-	set, err := rules.Parse(Data(tb, name), config.DefaultRESTMapper())
+	set, err := rules.Parse(Data(tb, name), rulefile.DefaultRESTMapper())
 	if err != nil {
 		tb.Fatalf("shared rule file %q: %v", name, err)
 	}

@@ -11,8 +11,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
 
@@ -50,7 +50,7 @@ func (f *queryFake) QueryRange(ctx context.Context, q string, start, end time.Ti
 // adapter's code, in the rules' backend), converted as metrics.k8s.io
 // serves it; ContainerResource keeps one container.
 func TestReadResource(t *testing.T) {
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.ParseWith([]byte(resourceRulesFile), rules.Options{Mapper: mapper, Backends: []string{"metrics"}})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestReadResource(t *testing.T) {
 	}}
 	def := &rangeFake{Client: &fake.Client{}, start: start, step: time.Minute}
 	r, err := New(Options{Rules: set, Client: def, Backends: map[string]Client{"metrics": metrics}, Mapper: mapper,
-		NaNValues: config.NaNZero, Range: Range{Start: start, End: start.Add(2 * time.Minute), Step: time.Minute}})
+		NaNValues: rulefile.NaNZero, Range: Range{Start: start, End: start.Add(2 * time.Minute), Step: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

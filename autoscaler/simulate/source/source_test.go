@@ -12,8 +12,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/ebbflow/ebbflow/adapter/config"
 	"github.com/ebbflow/ebbflow/adapter/prom/fake"
+	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/simulate"
 )
@@ -60,7 +60,7 @@ func (f *rangeFake) QueryRange(_ context.Context, q string, start, end time.Time
 
 func newTestReader(t *testing.T, f *rangeFake, steps int) *Reader {
 	t.Helper()
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.Parse([]byte(testRules), mapper)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func newTestReader(t *testing.T, f *rangeFake, steps int) *Reader {
 		`rps{namespace!="",pod!=""}`: {{Name: "rps", Labels: map[string]string{"namespace": "ns", "pod": "web-1-a"}}},
 		`queue{queue!=""}`:           {{Name: "queue", Labels: map[string]string{"queue": "orders"}}},
 	}}
-	r, err := New(Options{Rules: set, Client: f, Mapper: mapper, NaNValues: config.NaNZero,
+	r, err := New(Options{Rules: set, Client: f, Mapper: mapper, NaNValues: rulefile.NaNZero,
 		Range: Range{Start: f.start, End: f.start.Add(time.Duration(steps-1) * f.step), Step: f.step}})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ externalRules:
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (queue)'
 `
-	mapper := config.DefaultRESTMapper()
+	mapper := rulefile.DefaultRESTMapper()
 	set, err := rules.ParseWith([]byte(file), rules.Options{Mapper: mapper, Backends: []string{"second"}})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ externalRules:
 	}
 	def, second := backend("queue", 1), backend("jobs", 2)
 	r, err := New(Options{Rules: set, Client: def, Backends: map[string]Client{"second": second}, Mapper: mapper,
-		NaNValues: config.NaNZero, Range: Range{Start: start, End: start.Add(4 * time.Minute), Step: time.Minute}})
+		NaNValues: rulefile.NaNZero, Range: Range{Start: start, End: start.Add(4 * time.Minute), Step: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

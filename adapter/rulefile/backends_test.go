@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"strings"
@@ -95,7 +95,7 @@ backends:
 }
 
 func TestCheckBackends(t *testing.T) {
-	cfg := &Config{
+	cfg := &File{
 		Rules:         []DiscoveryRule{{SeriesQuery: "a", Backend: "team"}, {SeriesQuery: "b", Backend: DefaultBackend}, {SeriesQuery: "c"}},
 		ExternalRules: []DiscoveryRule{{SeriesQuery: "q", Backend: "tem"}, {SeriesQuery: "r", Backend: "Bad Name"}},
 		ResourceRules: &ResourceRules{Backend: "other"},

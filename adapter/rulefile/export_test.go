@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 // LoadFile reads and parses the rule file at path; see Load. Errors name the path and
 // wrap LoadErrors (for problems in the file) or the error of reading it.
-func LoadFile(path string) (*Config, error) {
+func LoadFile(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read rule file: %w", err)

@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // An empty file, or one holding only comments or null, gives an empty Config. Load does
 // not check meaning (regular expressions, templates, resources); call Validate for that.
 // The returned Config is the caller's.
-func Load(data []byte) (*Config, error) {
+func Load(data []byte) (*File, error) {
 	cfg, err := LoadPartial(data)
 	if err != nil {
 		return nil, err
@@ -34,12 +34,12 @@ func Load(data []byte) (*Config, error) {
 // readable (unknown keys, duplicate keys, booleans or durations out of grammar that
 // still decode) it also returns what it read, so callers can validate the rest and
 // report every problem at once. The Config is nil when nothing could be read.
-func LoadPartial(data []byte) (*Config, error) {
+func LoadPartial(data []byte) (*File, error) {
 	root, err := parseDocument(data, "a rule file")
 	if err != nil {
 		return nil, err
 	}
-	cfg := &Config{}
+	cfg := &File{}
 	if root == nil {
 		return cfg, nil
 	}

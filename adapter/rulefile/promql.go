@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"github.com/prometheus/prometheus/model/labels"

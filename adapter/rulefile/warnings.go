@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ import (
 // the same resource (which label queries use is then arbitrary); a query template that
 // fails or renders nothing on sample arguments (every request would fail); resource
 // rules whose resources cannot map pods, nodes or namespaces.
-func Warnings(cfg *Config, mapper meta.RESTMapper) []FieldError {
+func Warnings(cfg *File, mapper meta.RESTMapper) []FieldError {
 	if cfg == nil {
 		return nil
 	}

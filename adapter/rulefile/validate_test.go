@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"errors"
@@ -41,8 +41,8 @@ func resourceRule() ResourceRule {
 	}
 }
 
-func validConfig() *Config {
-	return &Config{
+func validConfig() *File {
+	return &File{
 		Rules:         []DiscoveryRule{podRule()},
 		ExternalRules: []DiscoveryRule{queueRule(), queueRule()},
 		ResourceRules: &ResourceRules{CPU: resourceRule(), Memory: resourceRule(), Window: model.Duration(5 * time.Minute)},
@@ -52,7 +52,7 @@ func validConfig() *Config {
 func ptr[T any](v T) *T { return &v }
 
 // validationErrorLines validates cfg and returns its errors, one string each.
-func validationErrorLines(t *testing.T, cfg *Config, mapper meta.RESTMapper) []string {
+func validationErrorLines(t *testing.T, cfg *File, mapper meta.RESTMapper) []string {
 	t.Helper()
 	err := Validate(cfg, mapper)
 	if err == nil {
@@ -84,90 +84,90 @@ const (
 // validateTests change validConfig() and list every problem Validate must report.
 var validateTests = []struct {
 	name   string
-	modify func(*Config)
+	modify func(*File)
 	want   []string
 }{
-	{"valid", func(*Config) {}, nil},
-	{"empty config", func(c *Config) { *c = Config{} }, nil},
-	{"empty seriesQuery", func(c *Config) { c.ExternalRules[1].SeriesQuery = " " },
+	{"valid", func(*File) {}, nil},
+	{"empty config", func(c *File) { *c = File{} }, nil},
+	{"empty seriesQuery", func(c *File) { c.ExternalRules[1].SeriesQuery = " " },
 		[]string{`externalRules[1] (seriesQuery " "): seriesQuery: must not be empty`}},
-	{"filter with both is and isNot", func(c *Config) {
+	{"filter with both is and isNot", func(c *File) {
 		c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a"}, {Is: "a", IsNot: "b"}}
 	}, []string{ext1 + `seriesFilters[1]: set exactly one of is and isNot, not both`}},
-	{"filter with neither", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{}} },
+	{"filter with neither", func(c *File) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{}} },
 		[]string{ext1 + `seriesFilters[0]: set exactly one of is and isNot`}},
-	{"filter regex does not compile", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{IsNot: "(a"}} },
+	{"filter regex does not compile", func(c *File) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{IsNot: "(a"}} },
 		[]string{ext1 + "seriesFilters[0].isNot: invalid regular expression: error parsing regexp: missing closing ): `(a`"}},
-	{"filter regex is RE2", func(c *Config) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a(?=b)"}} },
+	{"filter regex is RE2", func(c *File) { c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a(?=b)"}} },
 		[]string{ext1 + "seriesFilters[0].is: invalid regular expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"}},
-	{"name.matches does not compile", func(c *Config) { c.ExternalRules[1].Name.Matches = "[" },
+	{"name.matches does not compile", func(c *File) { c.ExternalRules[1].Name.Matches = "[" },
 		[]string{ext1 + "name.matches: invalid regular expression: error parsing regexp: missing closing ]: `[`"}},
-	{"empty as with one group is fine", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$"} }, nil},
-	{"empty as with two groups", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$"} },
+	{"empty as with one group is fine", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$"} }, nil},
+	{"empty as with two groups", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$"} },
 		[]string{ext1 + "name.as: must be set: name.matches has 2 capture groups, and an empty as only means $0 (no group) or $1 (one group)"}},
-	{"as refers to a missing group", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$", As: "${1}_$3"} },
+	{"as refers to a missing group", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$", As: "${1}_$3"} },
 		[]string{ext1 + "name.as: refers to capture group $3, but name.matches has only 2 capture groups"}},
-	{"as refers to a group when there is none", func(c *Config) { c.ExternalRules[1].Name = NameMapping{As: "q_$1"} },
+	{"as refers to a group when there is none", func(c *File) { c.ExternalRules[1].Name = NameMapping{As: "q_$1"} },
 		[]string{ext1 + "name.as: refers to capture group $1, but name.matches has no capture group"}},
-	{"as with $1_text reads a group name", func(c *Config) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$", As: "$1_per_second"} },
+	{"as with $1_text reads a group name", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$", As: "$1_per_second"} },
 		[]string{ext1 + `name.as: refers to capture group "1_per_second", which name.matches does not define; to follow group 1 with text, write ${1}_per_second`}},
-	{"as with $name_text reads a longer name", func(c *Config) {
+	{"as with $name_text reads a longer name", func(c *File) {
 		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_ready$", As: "$base_ready"}
 	}, []string{ext1 + `name.as: refers to capture group "base_ready", which name.matches does not define`}},
-	{"as with named groups and dollars", func(c *Config) {
+	{"as with named groups and dollars", func(c *File) {
 		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_(ready)$", As: "${base}_${2}_$$1_$ x"}
 	}, nil},
-	{"template does not parse", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource" },
+	{"template does not parse", func(c *File) { c.Rules[0].Resources.Template = "<<.Resource" },
 		[]string{rule0 + `resources.template: invalid template: resources.template:1: unclosed action`}},
-	{"template without .Resource", func(c *Config) { c.Rules[0].Resources.Template = "kube_<<.Group>>" },
+	{"template without .Resource", func(c *File) { c.Rules[0].Resources.Template = "kube_<<.Group>>" },
 		[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
-	{"template using .Resource only where it never runs", func(c *Config) { c.Rules[0].Resources.Template = "<<if false>><<.Resource>><<end>>x" },
+	{"template using .Resource only where it never runs", func(c *File) { c.Rules[0].Resources.Template = "<<if false>><<.Resource>><<end>>x" },
 		[]string{rule0 + `resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`}},
-	{"template fails", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<.Kind>>" },
+	{"template fails", func(c *File) { c.Rules[0].Resources.Template = "<<.Resource>><<.Kind>>" },
 		[]string{rule0 + `resources.template: template fails: resources.template:1:15: executing "resources.template" at <.Kind>: can't evaluate field Kind in type schema.GroupResource`}},
-	{"template gives a bad label pattern", func(c *Config) { c.Rules[0].Resources.Template = "(<<.Resource>>" },
+	{"template gives a bad label pattern", func(c *File) { c.Rules[0].Resources.Template = "(<<.Resource>>" },
 		[]string{rule0 + "resources.template: the label pattern this template gives is not a valid regular expression: error parsing regexp: missing closing ): `^((.+?)$`"}},
-	{"template may call methods of the group-resource", func(c *Config) { c.Rules[0].Resources.Template = "<<.Resource>><<if .Empty>>x<<end>>" }, nil},
-	{"unknown override resource", func(c *Config) {
+	{"template may call methods of the group-resource", func(c *File) { c.Rules[0].Resources.Template = "<<.Resource>><<if .Empty>>x<<end>>" }, nil},
+	{"unknown override resource", func(c *File) {
 		c.Rules[0].Resources.Overrides["microservice"] = GroupResource{Group: "apps", Resource: "deploymnt"}
 	}, []string{rule0 + `resources.overrides.microservice: unknown resource "deploymnt" in group "apps"`}},
-	{"core group spelled out", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "core", Resource: "pod"} },
+	{"core group spelled out", func(c *File) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "core", Resource: "pod"} },
 		[]string{rule0 + `resources.overrides.pod: unknown resource "pod" in group "core" (the core group is written as "" or left out)`}},
-	{"override without resource", func(c *Config) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "apps"} },
+	{"override without resource", func(c *File) { c.Rules[0].Resources.Overrides["pod"] = GroupResource{Group: "apps"} },
 		[]string{rule0 + `resources.overrides.pod.resource: must not be empty`}},
-	{"override resource forms", func(c *Config) {
+	{"override resource forms", func(c *File) {
 		c.Rules[0].Resources.Overrides = map[string]GroupResource{
 			"a": {Resource: "pods"}, "b": {Resource: "Pod"}, "c": {Resource: "deployment"},
 			"d": {Group: "apps", Resource: "deployments"}, "e": {Resource: "nodes"},
 		}
 	}, nil},
-	{"empty metricsQuery", func(c *Config) { c.ExternalRules[1].MetricsQuery = "" },
+	{"empty metricsQuery", func(c *File) { c.ExternalRules[1].MetricsQuery = "" },
 		[]string{ext1 + `metricsQuery: must not be empty`}},
-	{"metricsQuery does not parse", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
+	{"metricsQuery does not parse", func(c *File) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
 		[]string{ext1 + `metricsQuery: invalid template: metricsQuery:1: bad character U+007D '}'`}},
-	{"metricsQuery with {{ }} is plain text, and not PromQL", func(c *Config) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" },
+	{"metricsQuery with {{ }} is plain text, and not PromQL", func(c *File) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" },
 		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:2: parse error: unexpected left brace '{'; rendered query: {{.Series}}`}},
-	{"metricsQuery with an unbalanced parenthesis", func(c *Config) { c.ExternalRules[1].MetricsQuery = "sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])" },
+	{"metricsQuery with an unbalanced parenthesis", func(c *File) { c.ExternalRules[1].MetricsQuery = "sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])" },
 		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:71: parse error: unclosed left parenthesis; rendered query: sum(rate(queue_messages_ready{queue="orders",namespace="default"}[2m])`}},
-	{"metricsQuery with an unknown function", func(c *Config) { c.Rules[0].MetricsQuery = "summ(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)" },
+	{"metricsQuery with an unknown function", func(c *File) { c.Rules[0].MetricsQuery = "summ(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)" },
 		[]string{rule0 + `metricsQuery: renders invalid PromQL on sample arguments: 1:1: parse error: unknown function with name "summ"; rendered query: summ(http_requests_total{namespace="default",pod=~"a|b"}) by (pod)`}},
-	{"external metricsQuery with an empty by is PromQL", func(c *Config) {
+	{"external metricsQuery with an empty by is PromQL", func(c *File) {
 		c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"
 	}, nil},
-	{"namespaced external rule maps no namespace", func(c *Config) {
+	{"namespaced external rule maps no namespace", func(c *File) {
 		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"pod": {Resource: "pod"}}}
 	}, []string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
-	{"explicitly namespaced external rule maps no namespace", func(c *Config) { c.ExternalRules[1].Resources.Namespaced = ptr(true) },
+	{"explicitly namespaced external rule maps no namespace", func(c *File) { c.ExternalRules[1].Resources.Namespaced = ptr(true) },
 		[]string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
 
-	{"external rule maps namespaces through an override", func(c *Config) {
+	{"external rule maps namespaces through an override", func(c *File) {
 		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"kube_namespace": {Resource: "Namespace"}}}
 	}, nil},
-	{"external rule maps namespaces through a template", func(c *Config) {
+	{"external rule maps namespaces through a template", func(c *File) {
 		c.ExternalRules[1].Resources = ResourceMapping{Template: "<<.Resource>>", Namespaced: ptr(true)}
 	}, nil},
-	{"custom rule needs no namespace label", func(c *Config) { c.Rules[0].Resources.Overrides = map[string]GroupResource{"node": {Resource: "node"}} }, nil},
-	{"resource rules", func(c *Config) {
+	{"custom rule needs no namespace label", func(c *File) { c.Rules[0].Resources.Overrides = map[string]GroupResource{"node": {Resource: "node"}} }, nil},
+	{"resource rules", func(c *File) {
 		c.ResourceRules.Window = 0
 		c.ResourceRules.CPU.ContainerQuery = ""
 		c.ResourceRules.CPU.NodeQuery = "<<"
@@ -181,7 +181,7 @@ var validateTests = []struct {
 		`resourceRules.memory: resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`,
 		`resourceRules.memory: resources.overrides.n: unknown resource "nods"`,
 	}},
-	{"resource rules present but empty", func(c *Config) { c.ResourceRules = &ResourceRules{} }, []string{
+	{"resource rules present but empty", func(c *File) { c.ResourceRules = &ResourceRules{} }, []string{
 		`resourceRules: window: must be greater than zero, e.g. 5m`,
 		`resourceRules.cpu: containerQuery: must not be empty`,
 		`resourceRules.cpu: nodeQuery: must not be empty`,
@@ -207,7 +207,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	cfg := &Config{
+	cfg := &File{
 		Rules: []DiscoveryRule{
 			podRule(),
 			{SeriesFilters: []RegexFilter{{Is: "a", IsNot: "b"}}, Name: NameMapping{Matches: "(a)(b)"}},

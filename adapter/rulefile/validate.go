@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func (g GroupResource) Normalize(mapper meta.RESTMapper) (schema.GroupResource, 
 // resource the mapper knows; metricsQuery is not empty, parses, and renders PromQL Prometheus' parser accepts. Resource rules: cpu
 // and memory each have containerQuery and nodeQuery (not empty, parse), a containerLabel
 // and valid resources; window > 0.
-func Validate(cfg *Config, mapper meta.RESTMapper) error {
+func Validate(cfg *File, mapper meta.RESTMapper) error {
 	if cfg == nil {
 		return ValidationErrors{{Message: "config is nil"}}
 	}

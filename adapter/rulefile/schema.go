@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ type shape struct {
 }
 
 // configShape is the shape of a whole rule file. It is never modified.
-var configShape = shapeOf(reflect.TypeFor[Config]())
+var configShape = shapeOf(reflect.TypeFor[File]())
 
 // shapeOf derives the shape of t. It panics on a type the rule file cannot hold, which
 // only a change to types.go can cause (and TestConfigShape catches).

@@ -1,4 +1,4 @@
-// Package config holds the rule-file types of ebbflow-adapter, which are those of
+// Package rulefile holds the rule-file types of ebbflow-adapter, which are those of
 // prometheus-adapter, read unchanged, together with a strict loader and validation.
 //
 // The usual sequence is Load, which rejects unknown keys and values of
@@ -9,12 +9,12 @@
 // Everything in this package is pure: no network, no clients. Callers that need a
 // cluster's view of resources pass a RESTMapper; DefaultRESTMapper knows the built-in
 // resources without a cluster.
-package config
+package rulefile
 
 import "github.com/prometheus/common/model"
 
-// Config is the whole rule file.
-type Config struct {
+// File is the whole rule file.
+type File struct {
 	// Rules produce custom metrics (custom.metrics.k8s.io).
 	Rules []DiscoveryRule `yaml:"rules"`
 	// ExternalRules produce external metrics (external.metrics.k8s.io).

@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"slices"
@@ -10,32 +10,32 @@ func TestWarnings(t *testing.T) {
 	const ext0 = `externalRules[0] (seriesQuery "queue_messages_ready"): `
 	tests := []struct {
 		name   string
-		modify func(*Config)
+		modify func(*File)
 		want   []string
 	}{
-		{"none", func(*Config) {}, nil},
-		{"namespaced on a custom rule", func(c *Config) { c.Rules[0].Resources.Namespaced = ptr(false) },
+		{"none", func(*File) {}, nil},
+		{"namespaced on a custom rule", func(c *File) { c.Rules[0].Resources.Namespaced = ptr(false) },
 			[]string{rule0 + "resources.namespaced: has no effect on rules (custom metrics), only on externalRules; it is ignored"}},
-		{"custom rule maps nothing", func(c *Config) { c.Rules[0].Resources = ResourceMapping{} },
+		{"custom rule maps nothing", func(c *File) { c.Rules[0].Resources = ResourceMapping{} },
 			[]string{rule0 + "resources: maps no label to a resource, so the rule yields no metrics; set template or overrides"}},
-		{"external rule may map nothing", func(c *Config) { c.ExternalRules[0].Resources.Overrides = nil }, nil},
-		{"two labels for one resource", func(c *Config) {
+		{"external rule may map nothing", func(c *File) { c.ExternalRules[0].Resources.Overrides = nil }, nil},
+		{"two labels for one resource", func(c *File) {
 			c.Rules[0].Resources.Overrides["kubernetes_pod_name"] = GroupResource{Resource: "pods"}
 		}, []string{rule0 + `resources.overrides: labels "kubernetes_pod_name" and "pod" both map to pods; which one queries use is arbitrary`}},
-		{"metricsQuery with an unknown field", func(c *Config) { c.ExternalRules[0].MetricsQuery = "sum(<<.Serie>>)" },
-			[]string{ext0 + `metricsQuery: fails on sample arguments, so every request would fail: metricsQuery:1:6: executing "metricsQuery" at <.Serie>: can't evaluate field Serie in type config.queryTemplateArgs`}},
-		{"metricsQuery rendering nothing", func(c *Config) { c.ExternalRules[0].MetricsQuery = "<<if false>>x<<end>>" },
+		{"metricsQuery with an unknown field", func(c *File) { c.ExternalRules[0].MetricsQuery = "sum(<<.Serie>>)" },
+			[]string{ext0 + `metricsQuery: fails on sample arguments, so every request would fail: metricsQuery:1:6: executing "metricsQuery" at <.Serie>: can't evaluate field Serie in type rulefile.queryTemplateArgs`}},
+		{"metricsQuery rendering nothing", func(c *File) { c.ExternalRules[0].MetricsQuery = "<<if false>>x<<end>>" },
 			[]string{ext0 + "metricsQuery: renders an empty query on sample arguments, so every request would fail"}},
-		{"metricsQuery using every field", func(c *Config) {
+		{"metricsQuery using every field", func(c *File) {
 			c.Rules[0].MetricsQuery = `<<.Series>>{<<.LabelMatchers>>,x=~"<<index .LabelValuesByName "pod">>"} by (<<.GroupBy>>,<<range .GroupBySlice>><<.>><<end>>)`
 		}, nil},
-		{"unbounded range is not tried", func(c *Config) { c.Rules[0].MetricsQuery = "<<range 1000000000000>><<end>>" }, nil},
-		{"invalid templates are Validate's", func(c *Config) { c.Rules[0].MetricsQuery = "<<" }, nil},
-		{"resource rules without pods or nodes", func(c *Config) {
+		{"unbounded range is not tried", func(c *File) { c.Rules[0].MetricsQuery = "<<range 1000000000000>><<end>>" }, nil},
+		{"invalid templates are Validate's", func(c *File) { c.Rules[0].MetricsQuery = "<<" }, nil},
+		{"resource rules without pods or nodes", func(c *File) {
 			c.ResourceRules.Memory.Resources = ResourceMapping{Overrides: map[string]GroupResource{"namespace": {Resource: "namespace"}}}
 			c.ResourceRules.CPU.NodeQuery = "<<.Node>>"
 		}, []string{
-			`resourceRules.cpu: nodeQuery: fails on sample arguments, so every request would fail: nodeQuery:1:2: executing "nodeQuery" at <.Node>: can't evaluate field Node in type config.queryTemplateArgs`,
+			`resourceRules.cpu: nodeQuery: fails on sample arguments, so every request would fail: nodeQuery:1:2: executing "nodeQuery" at <.Node>: can't evaluate field Node in type rulefile.queryTemplateArgs`,
 			`resourceRules.memory: resources: no label maps to pods, so pod queries will fail; set template or an override`,
 			`resourceRules.memory: resources: no label maps to nodes, so node queries will fail; set template or an override`,
 		}},

@@ -1,4 +1,4 @@
-package config
+package rulefile
 
 import (
 	"fmt"
@@ -209,7 +209,7 @@ func (f *BackendsFile) Names() []string {
 // exist (known; DefaultBackend and empty always do). Each unknown name is a
 // FieldError naming the rule and the field. Only the name grammar is checked when
 // known is nil, so a rule file can be checked without its backends file.
-func CheckBackends(cfg *Config, known []string) []FieldError {
+func CheckBackends(cfg *File, known []string) []FieldError {
 	var errs []FieldError
 	check := func(rule, name string) {
 		switch {
