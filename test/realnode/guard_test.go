@@ -39,11 +39,18 @@ const (
 // loopback.
 func testGuardOnRunningNode(ctx context.Context, t *testing.T) {
 	checkGuardFirst(ctx, t)
-	pods := podsOf(ctx, t, chartNS, "app.kubernetes.io/name="+adapterDepl)
-	if len(pods) == 0 {
-		t.Fatal("no adapter pod")
+	// A pod of an earlier rollout (the upgrade before) may still be
+	// terminating, its container already stopped: take a live one.
+	var live []corev1.Pod
+	for _, p := range podsOf(ctx, t, chartNS, "app.kubernetes.io/name="+adapterDepl) {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
 	}
-	c := runningContainer(ctx, t, pods[0], "adapter")
+	if len(live) == 0 {
+		t.Fatal("no adapter pod that is not being deleted")
+	}
+	c := runningContainer(ctx, t, live[0], "adapter")
 	netns := fmt.Sprintf("--net=/proc/%d/ns/net", c.pid)
 
 	guardCounted(ctx, t, "EBBFLOW-GUARD-FWD", "a TCP connection from the pod "+c.pod+" to "+offMachineAddr+":80", func() error {
