@@ -59,7 +59,29 @@ func WaitDeploymentReady(ctx context.Context, cs kubernetes.Interface, ns, name 
 			}
 		}
 	}
+	describeNodes(&b, cs)
 	return d, fmt.Errorf("%s", b.String())
+}
+
+// describeNodes adds each Node's taints and the conditions that keep pods
+// off it (DiskPressure, MemoryPressure, PIDPressure true; Ready not true),
+// so that "1 node(s) had untolerated taint(s)" comes with its cause.
+func describeNodes(b *strings.Builder, cs kubernetes.Interface) {
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, n := range nodes.Items {
+		fmt.Fprintf(b, "\nnode %s:", n.Name)
+		for _, t := range n.Spec.Taints {
+			fmt.Fprintf(b, " taint %s=%s:%s;", t.Key, t.Value, t.Effect)
+		}
+		for _, c := range n.Status.Conditions {
+			if (c.Type == corev1.NodeReady) != (c.Status == corev1.ConditionTrue) {
+				fmt.Fprintf(b, " %s=%s %s %s;", c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+	}
 }
 
 // WaitReplicas reads the Deployment's spec.replicas (what an HPA or an

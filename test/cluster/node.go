@@ -58,6 +58,9 @@ func (c *Cluster) prepareRealNode(ctx context.Context) error {
 	if err := refuseForeignProxyRules(ctx); err != nil {
 		return err
 	}
+	if err := checkNodeDisk(c.dir); err != nil {
+		return err
+	}
 	c.node = newNodePaths(c.dir)
 	// What an earlier cluster in the same Dir left, now unmounted.
 	if err := os.RemoveAll(c.node.root); err != nil {

@@ -41,7 +41,8 @@ type nodePorts struct {
 // machine needs (see docs/real-node.md): cgroup v1 allowed, cgroupfs, no
 // oom_score_adj change, no iptables chains of the kubelet's, a resolv.conf of
 // the run's; image garbage collection off (the images were imported, there is
-// no registry to pull them again); protectKernelDefaults, so that the kubelet
+// no registry to pull them again); disk eviction at an absolute threshold
+// (node_disk.go); protectKernelDefaults, so that the kubelet
 // changes no kernel setting (the run sets them, see nodeKernelSettings).
 func (c *Cluster) kubeletConfig(certFile, keyFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
@@ -72,7 +73,7 @@ failSwapOn: false
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
-evictionHard: {memory.available: "50Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
+evictionHard: {memory.available: "50Mi", nodefs.available: "%s", imagefs.available: "%s", nodefs.inodesFree: "1%%"}
 syncFrequency: %ds
 fileCheckFrequency: 10s
 nodeStatusUpdateFrequency: 5s
@@ -82,7 +83,8 @@ rotateCertificates: false
 serverTLSBootstrap: false
 shutdownGracePeriod: 0s
 `, nodeCgroup, podGateway, c.nodePorts.kubelet, c.nodePorts.kubeletHealthz, certFile, keyFile, c.pki.caFile,
-		c.node.socket, c.node.resolvConf, c.kubeletClusterDNS(), kubeletSyncSeconds, podCIDR)
+		c.node.socket, c.node.resolvConf, c.kubeletClusterDNS(), evictionDiskAvailable, evictionDiskAvailable,
+		kubeletSyncSeconds, podCIDR)
 }
 
 // kubeletClusterDNS is the kubelet's clusterDNS line (with its newline), or

@@ -25,6 +25,10 @@ const demoFlags = "DEMO_FLAGS=--duration 1m --settle 0s"
 // teardown of a cluster with its pods (measured: see docs/real-node.md).
 const exitBound = 60 * time.Second
 
+// pipeBound bounds the wait, after make exited, for the end of its output:
+// nothing of the run may hold the pipe once make is gone.
+const pipeBound = 10 * time.Second
+
 // startBound bounds the wait for the demo's first table row: the lock (held
 // by another run for up to lockWait), the tools and images (cached by the
 // time tests run), the cluster, the chart and the app.
@@ -63,7 +67,7 @@ func interruptDemo(t *testing.T, root string, sig syscall.Signal, group bool) {
 		}
 		before = readMachine(t)
 	})
-	out := &output{row: make(chan struct{})}
+	out := &output{row: make(chan struct{}), eof: make(chan struct{})}
 	cmd := exec.Command("make", "--no-print-directory", "demo", demoFlags)
 	cmd.Dir = root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's foreground job
@@ -120,6 +124,13 @@ func interruptDemo(t *testing.T, root string, sig syscall.Signal, group bool) {
 		err = <-exited
 	}
 	done = true
+	// make's exit does not mean its last lines were read: the reader drains
+	// the pipe until every writer (make, the demo) is gone.
+	select {
+	case <-out.eof:
+	case <-time.After(pipeBound):
+		t.Errorf("make's output still open %v after it exited: a process of the run outlived make", pipeBound)
+	}
 	checkExit(t, err, sig, out.text())
 	var holder int
 	withLock(t, func(pid int) { holder = pid }, func() {
@@ -157,6 +168,7 @@ type output struct {
 	lines []string
 	row   chan struct{}
 	once  sync.Once
+	eof   chan struct{} // closed when the pipe's last writer is gone
 }
 
 // tableRow matches a row of the real-node demo's table (hack/demo's
@@ -164,6 +176,7 @@ type output struct {
 var tableRow = regexp.MustCompile(`^\s*\d+:\d\d │`)
 
 func (o *output) read(r *os.File) {
+	defer close(o.eof)
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
