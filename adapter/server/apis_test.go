@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	objfake "github.com/ebbflow/ebbflow/adapter/objects/fake"
 	promfake "github.com/ebbflow/ebbflow/adapter/prom/fake"
@@ -50,18 +51,18 @@ func TestSelectAPIs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		for _, mode := range resourceMetricsModes {
+		for _, mode := range apigroups.ResourceMetricsModes {
 			t.Run(name+"/"+mode, func(t *testing.T) {
-				got := selectAPIs(mode, set)
-				want := servedAPIs{Custom: true, External: true}
+				got := apigroups.Select(mode, set)
+				want := apigroups.Served{Custom: true, External: true}
 				switch mode {
-				case ResourceMetricsEnabled:
+				case apigroups.ResourceMetricsEnabled:
 					want.Resource = true
-				case ResourceMetricsAuto:
+				case apigroups.ResourceMetricsAuto:
 					want.Resource = name == "only resource"
 				}
 				if got != want {
-					t.Errorf("selectAPIs = %+v, want %+v", got, want)
+					t.Errorf("apigroups.Select = %+v, want %+v", got, want)
 				}
 			})
 		}
@@ -107,7 +108,7 @@ func newAPIFixture(t *testing.T, mode, ruleFile string) *apiFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apis := selectAPIs(mode, set)
+	apis := apigroups.Select(mode, set)
 	var cm cmprovider.CustomMetricsProvider
 	var em cmprovider.ExternalMetricsProvider
 	if apis.Custom {
@@ -213,7 +214,7 @@ func TestGroupsServedWithoutRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newAPIFixture(t, ResourceMetricsAuto, tt.rules)
+			f := newAPIFixture(t, apigroups.ResourceMetricsAuto, tt.rules)
 			for gv, want := range map[string]int{customV1beta1: tt.customs, customV1beta2: tt.customs, externalV1beta: tt.externals} {
 				code, names := f.resources(t, gv)
 				if code != http.StatusOK || len(names) != want {
@@ -241,7 +242,7 @@ func TestGroupsServedWithoutRules(t *testing.T) {
 // TestReloadAddsFirstRuleOfAKind: a reload that adds the first external (then
 // custom) rule makes that metric answer in the running server.
 func TestReloadAddsFirstRuleOfAKind(t *testing.T) {
-	f := newAPIFixture(t, ResourceMetricsAuto, customOnlyRules)
+	f := newAPIFixture(t, apigroups.ResourceMetricsAuto, customOnlyRules)
 	ctx := context.Background()
 	if code, _ := f.get(t, externalQueue); code != http.StatusNotFound {
 		t.Fatalf("external metric before reload: %d, want 404", code)
@@ -257,7 +258,7 @@ func TestReloadAddsFirstRuleOfAKind(t *testing.T) {
 		t.Errorf("external metric after reload: %d %s", code, body)
 	}
 
-	f = newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t))
+	f = newAPIFixture(t, apigroups.ResourceMetricsAuto, clusterQueue(t))
 	f.write(t, clusterQueue(t)+customOnlyRules)
 	if !f.reload.check(ctx) {
 		t.Fatal("rule file with the first custom rule not reloaded")
@@ -276,7 +277,7 @@ func TestResourceMetricsModes(t *testing.T) {
 	const listPath = "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods"
 
 	t.Run("enabled without rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsEnabled, clusterQueue(t))
+		f := newAPIFixture(t, apigroups.ResourceMetricsEnabled, clusterQueue(t))
 		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
 			t.Fatalf("GET /apis/%s: %d %v, want 200 with pods and nodes", resourceV1beta, code, names)
 		}
@@ -300,7 +301,7 @@ func TestResourceMetricsModes(t *testing.T) {
 		}
 	})
 	t.Run("disabled with rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsDisabled, clusterQueue(t)+replaceWindow("2m"))
+		f := newAPIFixture(t, apigroups.ResourceMetricsDisabled, clusterQueue(t)+replaceWindow("2m"))
 		if code, _ := f.resources(t, resourceV1beta); code != http.StatusNotFound {
 			t.Errorf("metrics.k8s.io served with --resource-metrics=disabled: %d", code)
 		}
@@ -309,13 +310,13 @@ func TestResourceMetricsModes(t *testing.T) {
 		}
 	})
 	t.Run("auto with rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t)+replaceWindow("2m"))
+		f := newAPIFixture(t, apigroups.ResourceMetricsAuto, clusterQueue(t)+replaceWindow("2m"))
 		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
 			t.Errorf("GET /apis/%s: %d %v", resourceV1beta, code, names)
 		}
 	})
 	t.Run("auto, reload adds rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsAuto, clusterQueue(t))
+		f := newAPIFixture(t, apigroups.ResourceMetricsAuto, clusterQueue(t))
 		f.write(t, clusterQueue(t)+replaceWindow("2m"))
 		if !f.reload.check(ctx) {
 			t.Fatal("not reloaded")
@@ -329,7 +330,7 @@ func TestResourceMetricsModes(t *testing.T) {
 		}
 	})
 	t.Run("disabled, reload adds rules", func(t *testing.T) {
-		f := newAPIFixture(t, ResourceMetricsDisabled, clusterQueue(t))
+		f := newAPIFixture(t, apigroups.ResourceMetricsDisabled, clusterQueue(t))
 		f.write(t, clusterQueue(t)+replaceWindow("2m"))
 		if !f.reload.check(ctx) || testutil.ToFloat64(f.reload.restartRequired) != 0 {
 			t.Error("restart required for resourceRules that --resource-metrics=disabled ignores")

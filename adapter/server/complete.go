@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	cmprovider "sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/prom"
@@ -25,7 +26,7 @@ import (
 type completedConfig struct {
 	opts   Options
 	rules  *rules.Set
-	apis   servedAPIs
+	apis   apigroups.Served
 	disc   *discovery.Discoverer
 	lister *objects.CacheLister
 	// resAPI serves metrics.k8s.io; nil when it is not served.
@@ -82,7 +83,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	// custom.metrics.k8s.io and external.metrics.k8s.io are served whatever the rule
 	// file holds, so that their APIServices are Available and a reload adding the
 	// first rule of a kind needs no restart; metrics.k8s.io as --resource-metrics says.
-	cc.apis = selectAPIs(o.ResourceMetrics, c.Rules)
+	cc.apis = apigroups.Select(o.ResourceMetrics, c.Rules)
 	var custom cmprovider.CustomMetricsProvider
 	var external cmprovider.ExternalMetricsProvider
 	var histories Histories
@@ -138,7 +139,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 // serving, authentication, authorization, audit and feature options (applying
 // them writes generated certificates into the copy, not into o), with OpenAPI
 // definitions of the groups apis serves.
-func (o Options) genericConfig(restConfig *rest.Config, apis servedAPIs) (*genericapiserver.RecommendedConfig, error) {
+func (o Options) genericConfig(restConfig *rest.Config, apis apigroups.Served) (*genericapiserver.RecommendedConfig, error) {
 	serving := *o.Base.CustomMetricsAdapterServerOptions
 	secure := *serving.SecureServing
 	inner := *secure.SecureServingOptions

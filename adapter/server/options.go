@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	basecmd "sigs.k8s.io/custom-metrics-apiserver/pkg/cmd"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/provider"
@@ -57,7 +58,7 @@ func NewOptions() *Options {
 		ConfigCheckInterval:     10 * time.Second,
 		NaNValues:               rulefile.NaNZero,
 		MaxSeries:               discovery.DefaultMaxSeries,
-		ResourceMetrics:         ResourceMetricsAuto,
+		ResourceMetrics:         apigroups.ResourceMetricsAuto,
 	}
 }
 
@@ -97,8 +98,8 @@ func (o *Options) Validate() []error {
 	if o.NaNValues != rulefile.NaNZero && o.NaNValues != rulefile.NaNDrop {
 		errs = append(errs, fmt.Errorf("--nan-values must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, o.NaNValues))
 	}
-	if !slices.Contains(resourceMetricsModes, o.ResourceMetrics) {
-		errs = append(errs, fmt.Errorf("--resource-metrics must be one of %s, not %q", strings.Join(resourceMetricsModes, ", "), o.ResourceMetrics))
+	if !slices.Contains(apigroups.ResourceMetricsModes, o.ResourceMetrics) {
+		errs = append(errs, fmt.Errorf("--resource-metrics must be one of %s, not %q", strings.Join(apigroups.ResourceMetricsModes, ", "), o.ResourceMetrics))
 	}
 	if o.MaxSeries < 1 {
 		errs = append(errs, errors.New("--metrics-max-series must be at least 1"))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -31,8 +33,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"concurrency", func(o *Options) { o.MaxConcurrentQueries = 0 }, "--max-concurrent-queries"},
 		{"nan drop", func(o *Options) { o.NaNValues = "drop" }, ""},
 		{"bad nan values", func(o *Options) { o.NaNValues = "skip" }, "--nan-values"},
-		{"resource metrics enabled", func(o *Options) { o.ResourceMetrics = ResourceMetricsEnabled }, ""},
-		{"resource metrics disabled", func(o *Options) { o.ResourceMetrics = ResourceMetricsDisabled }, ""},
+		{"resource metrics enabled", func(o *Options) { o.ResourceMetrics = apigroups.ResourceMetricsEnabled }, ""},
+		{"resource metrics disabled", func(o *Options) { o.ResourceMetrics = apigroups.ResourceMetricsDisabled }, ""},
 		{"bad resource metrics", func(o *Options) { o.ResourceMetrics = "true" }, "--resource-metrics"},
 	}
 	for _, tt := range tests {

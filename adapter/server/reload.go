@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/discovery"
 	"github.com/ebbflow/ebbflow/adapter/rules"
 )
@@ -135,7 +136,7 @@ func (r *reloader) setResourceRules(logger klog.Logger, set *rules.Set) {
 		}
 	case set.Resource == nil:
 		r.restartRequired.Set(0)
-	case r.resourceMode == ResourceMetricsDisabled:
+	case r.resourceMode == apigroups.ResourceMetricsDisabled:
 		logger.Info("resourceRules ignored: metrics.k8s.io is not served", "flag", "--resource-metrics=disabled")
 	default:
 		r.restartRequired.Set(1)

@@ -25,6 +25,7 @@ import (
 	msapi "sigs.k8s.io/metrics-server/pkg/api"
 	generatedresourcemetrics "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/provider"
 )
@@ -90,7 +91,7 @@ func stripNode(obj any) (any, error) {
 // setOpenAPI gives generic OpenAPI definitions for every group apis serves
 // (custom-metrics-apiserver's defaults know only the custom and external
 // types), titled name.
-func setOpenAPI(generic *genericapiserver.Config, name string, apis servedAPIs) {
+func setOpenAPI(generic *genericapiserver.Config, name string, apis apigroups.Served) {
 	getters := []openapicommon.GetOpenAPIDefinitions{generatedcore.GetOpenAPIDefinitions}
 	if apis.Custom {
 		getters = append(getters, generatedcustommetrics.GetOpenAPIDefinitions)

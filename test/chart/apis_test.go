@@ -8,15 +8,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
-	"github.com/ebbflow/ebbflow/adapter/server"
 )
 
 // TestRegisteredAPIsAreServed renders the chart with several rule sets and requires
 // every APIService it registers to be one the adapter serves, given the rendered rule
 // file and --resource-metrics flag (the adapter's own decision,
-// server.ServedGroupVersions): an APIService the adapter does not serve stays
+// apigroups.Select): an APIService the adapter does not serve stays
 // unavailable (FailedDiscoveryCheck 404), as the default values once left
 // external.metrics.k8s.io.
 func TestRegisteredAPIsAreServed(t *testing.T) {
@@ -64,7 +64,7 @@ func TestRegisteredAPIsAreServed(t *testing.T) {
 				t.Fatalf("rendered rule file: %v\n%s", err, data)
 			}
 			var served []string
-			for _, gv := range server.ServedGroupVersions(mode, set) {
+			for _, gv := range apigroups.Select(mode, set).GroupVersions() {
 				served = append(served, gv.Version+"."+gv.Group)
 			}
 			for _, name := range registered {
