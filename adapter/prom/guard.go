@@ -49,6 +49,18 @@ func (m *GuardMetrics) Guard(next Client, opts GuardOptions, backend string) *Gu
 	return &Guard{next: next, sem: make(chan struct{}, opts.MaxConcurrent), timeout: opts.Timeout, metrics: m.observers(backend)}
 }
 
+// GuardBackends wraps the client of every named backend in its own Guard,
+// counting in m: each backend has its own concurrency slots (its
+// maxConcurrentQueries, else the default it was loaded with) and singleflight,
+// and self-metrics labelled by its name.
+func (m *GuardMetrics) GuardBackends(backends map[string]BackendClient) Backends {
+	out := make(Backends, len(backends))
+	for name, b := range backends {
+		out[name] = m.Guard(b.Client, GuardOptions{MaxConcurrent: b.MaxConcurrent, Timeout: b.Timeout}, name)
+	}
+	return out
+}
+
 // Query implements Client. Callers asking the same query while one is in flight share
 // its answer; each caller still returns as soon as its own ctx is done.
 func (g *Guard) Query(ctx context.Context, query string) (model.Vector, error) {

@@ -57,7 +57,7 @@ func (c *Config) Complete() (CompletedConfig, error) {
 		return CompletedConfig{}, err
 	}
 	guard := guards.Guard(c.Prom, prom.GuardOptions{MaxConcurrent: o.MaxConcurrentQueries, Timeout: o.PrometheusTimeout}, rulefile.DefaultBackend)
-	named := guardBackends(guards, c.Backends)
+	named := guards.GuardBackends(c.Backends)
 	disc, err := discovery.New(discovery.Options{Client: guard, Backends: named, Scope: discovery.MapperScope{Mapper: c.Mapper}, MaxAge: o.MaxAge, MaxSeries: o.MaxSeries, Registerer: c.Registerer})
 	if err != nil {
 		return CompletedConfig{}, err

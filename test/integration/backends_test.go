@@ -166,10 +166,14 @@ func newBackendStack(t *testing.T, defaultURL, backendsYAML string) *backendStac
 	if err != nil {
 		t.Fatal(err)
 	}
-	named, names, err := o.GuardedBackends(guards)
+	clients, names, err := prom.LoadBackendClients(o.BackendsFile, prom.BackendDefaults{
+		Timeout: o.PrometheusTimeout, MaxConcurrent: o.MaxConcurrentQueries,
+		MaxResponseBytes: o.MaxResponseBytes, DisableHTTP2: o.Transport.DisableHTTP2,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	named := guards.GuardBackends(clients)
 	hc, err := prom.NewHTTPClient(defaultURL, nil, prom.VerbGET)
 	if err != nil {
 		t.Fatal(err)
