@@ -31,16 +31,6 @@ type Guard struct {
 
 var _ Client = (*Guard)(nil)
 
-// NewGuard wraps next, the only backend. Its self-metrics are registered with reg,
-// with backend="default".
-func NewGuard(next Client, opts GuardOptions, reg prometheus.Registerer) (*Guard, error) {
-	m, err := NewGuardMetrics(reg)
-	if err != nil {
-		return nil, err
-	}
-	return m.Guard(next, opts, "default"), nil
-}
-
 // Guard wraps next, the client of the named backend, counting in m.
 func (m *GuardMetrics) Guard(next Client, opts GuardOptions, backend string) *Guard {
 	if opts.MaxConcurrent <= 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/rules"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
+	"github.com/ebbflow/ebbflow/test/adaptertest"
 	"github.com/ebbflow/ebbflow/test/promtest"
 )
 
@@ -93,8 +94,7 @@ func historyProvider(t *testing.T, promURL, rulesYAML string) (*provider.Provide
 	reg := prometheus.NewRegistry()
 	hc, err := prom.NewHTTPClient(promURL, nil, prom.VerbGET)
 	must(t, err)
-	guard, err := prom.NewGuard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
-	must(t, err)
+	guard := adaptertest.Guard(t, hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
 	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: time.Hour, Registerer: reg})
 	must(t, err)
 	disc.SetRules(set.Rules)

@@ -52,10 +52,7 @@ func newStack(t *testing.T, promURL string, ruleFile []byte, threshold int) *sta
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard, err := prom.NewGuard(hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 10 * time.Second}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	guard := adaptertest.Guard(t, hc, prom.GuardOptions{MaxConcurrent: 4, Timeout: 10 * time.Second}, reg)
 	rec := &recorder{Client: guard}
 	disc, err := discovery.New(discovery.Options{Client: rec, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: 10 * time.Minute, Registerer: reg})
 	if err != nil {

@@ -229,10 +229,7 @@ func newStack(t *testing.T, client *prom.HTTPClient) *stack {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	guard, err := prom.NewGuard(client, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	guard := adaptertest.Guard(t, client, prom.GuardOptions{MaxConcurrent: 4, Timeout: 30 * time.Second}, reg)
 	disc, err := discovery.New(discovery.Options{Client: guard, Scope: discovery.MapperScope{Mapper: mapper}, MaxAge: time.Hour, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
