@@ -100,11 +100,6 @@ func ParseWith(data []byte, opts Options) (*Set, error) {
 	return set, nil
 }
 
-// ParseFile is Parse on the content of path.
-func ParseFile(path string, mapper meta.RESTMapper) (*Set, error) {
-	return ParseFileWith(path, Options{Mapper: mapper})
-}
-
 // ParseFileWith is ParseWith on the content of path.
 func ParseFileWith(path string, opts Options) (*Set, error) {
 	data, err := os.ReadFile(path)

@@ -93,7 +93,7 @@ func newAPIFixture(t *testing.T, mode, ruleFile string) *apiFixture {
 	reg := prometheus.NewRegistry()
 	f := &apiFixture{path: filepath.Join(t.TempDir(), "config.yaml")}
 	f.write(t, ruleFile)
-	set, err := rules.ParseFile(f.path, mapper)
+	set, err := rules.ParseFileWith(f.path, rules.Options{Mapper: mapper})
 	if err != nil {
 		t.Fatal(err)
 	}

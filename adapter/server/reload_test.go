@@ -60,7 +60,7 @@ func TestReloadReplacesOnlyValidFiles(t *testing.T) {
 		}
 	}
 	write(clusterQueue(t))
-	set, err := rules.ParseFile(path, mapper)
+	set, err := rules.ParseFileWith(path, rules.Options{Mapper: mapper})
 	if err != nil {
 		t.Fatal(err)
 	}

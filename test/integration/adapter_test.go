@@ -235,7 +235,7 @@ externalRules:
 - seriesQuery: 'queue_messages_ready'
   metricsQuery: 'sum(<<.Series>>)'
 `)
-	_, err := rules.ParseFile(writeFile(t, "bad.yaml", bad), rulefile.DefaultRESTMapper())
+	_, err := rules.ParseFileWith(writeFile(t, "bad.yaml", bad), rules.Options{Mapper: rulefile.DefaultRESTMapper()})
 	mustf(t, err != nil, "bad file accepted")
 	for _, want := range []string{
 		`rules[0] (seriesQuery "http_requests_total"): resources.template`,
