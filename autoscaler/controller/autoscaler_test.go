@@ -10,6 +10,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
@@ -23,7 +24,7 @@ func TestAutoscalerKind(t *testing.T) {
 	f.pods("web", 2)
 	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
 	hpa := newHPA("web", "web", 1, 10, podsMetric("qps", "10"))
-	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 	client := ebbflowfake.NewSimpleClientset(a)
 	factory := ebbflowinformers.NewSharedInformerFactory(client, 0)
 	informer := factory.Autoscaling().V1alpha1().Autoscalers()

@@ -20,6 +20,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
@@ -117,7 +118,7 @@ func forecastFixtureMode(t *testing.T, metric autoscalingv2.MetricSpec, mode v1a
 	hpa := newHPA("web", "web", 1, 20, metric)
 	hpa.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{
 		Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 100, PeriodSeconds: 15}}}}
-	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Lead: &metav1.Duration{Duration: 2 * time.Minute}, Mode: mode}
 	client := ebbflowfake.NewSimpleClientset(a)
 	informer := ebbflowinformers.NewSharedInformerFactory(client, 0).Autoscaling().V1alpha1().Autoscalers()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -77,7 +78,7 @@ func runMixedPeriods(b *testing.B, n int, periods [3]int32, dedup time.Duration)
 		f.pods(name, 3)
 		f.metrics.Pods["qps"+name] = podSamples(name, 10, 10, 10)
 		hpa := newHPA(name, name, 1, 10, podsMetric("qps"+name, "10"))
-		a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+		a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 		p := int32(15)
 		if v := periods[i%3]; v > 0 {
 			p = v

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
@@ -28,7 +29,7 @@ func autoscalerFixture(t *testing.T, edit func(*v1alpha1.Autoscaler), names ...s
 		f.target(name, 2, 2)
 		f.pods(name, 2)
 		hpa := newHPA(name, name, 1, 10, podsMetric("qps", "10"))
-		a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+		a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 		edit(a)
 		objs = append(objs, a)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
 
@@ -88,7 +89,7 @@ func TestProportionalWatchStartsWithFirstUser(t *testing.T) {
 	f.pods("web", 2)
 	f.metrics.Pods = map[string]replicas.Samples{"qps": podSamples("web", 20, 20)}
 	hpa := newHPA("web", "web", 1, 10, podsMetric("qps", "10"))
-	web := newAutoscalerLoop(f, &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)})
+	web := newAutoscalerLoop(f, &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)})
 	if got := web.step(); !slices.Equal(got, []int32{4}) {
 		t.Fatalf("web: scale writes %v, want [4]", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/replicas"
 )
@@ -62,7 +63,7 @@ func (seeded) HasSynced() bool { return true }
 
 func dnsAutoscaler(src v1alpha1.ClusterProportionalSource, extra ...v1alpha1.MetricSpec) *v1alpha1.Autoscaler {
 	hpa := newHPA("dns", "dns", 1, 100)
-	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 	a.Spec.Metrics = append([]v1alpha1.MetricSpec{{
 		MetricSpec:          autoscalingMetric(v1alpha1.ClusterProportionalMetricSourceType),
 		ClusterProportional: &src,

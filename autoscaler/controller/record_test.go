@@ -8,6 +8,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
@@ -111,7 +112,7 @@ func TestAutoscalerRecordEvaluatedBy(t *testing.T) {
 		hpa := steadyWeb(f, step.identity)
 		a := stored
 		if a == nil {
-			a = &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+			a = &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 		}
 		client := ebbflowfake.NewSimpleClientset(a)
 		informer := ebbflowinformers.NewSharedInformerFactory(client, 0).Autoscaling().V1alpha1().Autoscalers()

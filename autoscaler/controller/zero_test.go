@@ -12,6 +12,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbflowfake "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned/fake"
 	ebbflowinformers "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions"
 	informersv1alpha1 "github.com/ebbflow/ebbflow/autoscaler/generated/informers/externalversions/autoscaling/v1alpha1"
@@ -67,7 +68,7 @@ func TestScaleToZeroThroughPolicies(t *testing.T) {
 		StabilizationWindowSeconds: ptr[int32](0),
 		Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PercentScalingPolicy, Value: 50, PeriodSeconds: 60}},
 	}}
-	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 	activation := resource.MustParse("5")
 	a.Spec.Metrics[0].Activation = &activation
 	a.Spec.ScaleToZero = &v1alpha1.ScaleToZeroSpec{After: &metav1.Duration{Duration: 2 * time.Minute}}
@@ -116,7 +117,7 @@ func TestFallbackReplicasAfterOutage(t *testing.T) {
 	f.pods("worker", 2)
 	f.metrics.External = map[string][]int64{"queue": {20000}}
 	hpa := newHPA("worker", "worker", 1, 20, externalMetric("queue", "10"))
-	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1.FromHPASpec(&hpa.Spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: hpa.ObjectMeta, Spec: v1alpha1test.FromHPASpec(&hpa.Spec)}
 	a.Spec.Fallback = &v1alpha1.FallbackSpec{Policy: v1alpha1.FallbackReplicas, Replicas: ptr[int32](5), After: &metav1.Duration{Duration: time.Minute}}
 	l := newAutoscalerLoop(f, a)
 	if got := l.step(); len(got) != 0 {

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -274,7 +275,7 @@ func periodAutoscaler(i int, period time.Duration) *v1alpha1.Autoscaler {
 			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(TargetPerReplica, resource.DecimalSI)},
 		}}},
 	}
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: periodsNS}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: periodsNS}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(period / time.Second))
 	return a
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -407,7 +408,7 @@ func autoscalerSide(t *testing.T, c *cluster.Cluster, name string) diffSide {
 	}
 	return diffSide{name: name, create: func(ctx context.Context, ns string, spec autoscalingv2.HorizontalPodAutoscalerSpec) error {
 		_, err := client.AutoscalingV1alpha1().Autoscalers(ns).Create(ctx, &v1alpha1.Autoscaler{
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.FromHPASpec(&spec)}, metav1.CreateOptions{})
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1test.FromHPASpec(&spec)}, metav1.CreateOptions{})
 		return err
 	}}
 }

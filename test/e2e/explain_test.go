@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/buildtools"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -156,7 +157,7 @@ func TestExplainPlugin(t *testing.T) {
 	}, externalMetric(q, averageValue("10")))
 	spec.ScaleTargetRef.Name = "web"
 	if _, err := ebb.AutoscalingV1alpha1().Autoscalers(ns).Create(ctx, &v1alpha1.Autoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1.FromHPASpec(&spec)}, metav1.CreateOptions{}); err != nil {
+		ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1test.FromHPASpec(&spec)}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create autoscaler: %v", err)
 	}
 	t.Cleanup(func() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -121,7 +122,7 @@ func TestForecastOnObjectMetric(t *testing.T) {
 		},
 	})
 	spec.ScaleTargetRef.Name = objectApp
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: objectApp}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: objectApp}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
 	// SeasonalNaive forecasts the past days' objectPast whatever the live
 	// value; LevelCorrected (the default) follows the last 5 minutes, the

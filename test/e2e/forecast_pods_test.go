@@ -20,6 +20,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/metrics"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
@@ -185,7 +186,7 @@ func TestForecastPodsMetric(t *testing.T) {
 		t.Fatalf("create hpa: %v", err)
 	}
 	spec.ScaleTargetRef.Name = podsForecastApp
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: podsForecastApp}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: podsForecastApp}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
 	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("LevelCorrected"),
 		PodStartup: &metav1.Duration{Duration: forecastPodStartup}}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/test/cluster"
 	"github.com/ebbflow/ebbflow/test/exporter"
 )
@@ -136,7 +137,7 @@ func TestForecastScalesBeforeTheRamp(t *testing.T) {
 		t.Fatalf("create hpa: %v", err)
 	}
 	spec.ScaleTargetRef.Name = "forecast"
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "forecast"}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "forecast"}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
 	a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: v1alpha1.SeasonDaily, Method: v1alpha1.ForecastMethod("LevelCorrected"),
 		PodStartup: &metav1.Duration{Duration: forecastPodStartup}}

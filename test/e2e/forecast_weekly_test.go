@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	"github.com/ebbflow/ebbflow/autoscaler/evaluation"
 	"github.com/ebbflow/ebbflow/autoscaler/forecast"
 	"github.com/ebbflow/ebbflow/test/cluster"
@@ -133,7 +134,7 @@ func TestForecastWeeklySeason(t *testing.T) {
 			},
 		})
 		spec.ScaleTargetRef.Name = name
-		a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.FromHPASpec(&spec)}
+		a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1test.FromHPASpec(&spec)}
 		a.Spec.SyncPeriodSeconds = ptr.To(int32(forecastPeriod / time.Second))
 		a.Spec.Metrics[0].Forecast = &v1alpha1.MetricForecast{Season: season, Method: v1alpha1.ForecastMethod("LevelCorrected"),
 			Lead: &metav1.Duration{Duration: lead}}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 	ebbclient "github.com/ebbflow/ebbflow/autoscaler/generated/clientset/versioned"
 	"github.com/ebbflow/ebbflow/test/cluster"
 )
@@ -93,7 +94,7 @@ func createExtensionAutoscaler(t *testing.T, c ebbclient.Interface, ns string, q
 	t.Helper()
 	spec := hpaSpec(1, 10, b, externalMetric(q, averageValue("10")))
 	spec.ScaleTargetRef.Name = "web"
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.Paused, a.Spec.DryRun = paused, dryRun
 	if _, err := c.AutoscalingV1alpha1().Autoscalers(ns).Create(context.Background(), a, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create autoscaler %s/web: %v", ns, err)

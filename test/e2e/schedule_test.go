@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 )
 
 // TestSchedule: an Autoscaler whose queue asks for 1 replica has a
@@ -44,7 +45,7 @@ func TestSchedule(t *testing.T) {
 		},
 	}, externalMetric(q, averageValue("10")))
 	spec.ScaleTargetRef.Name = "web"
-	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1.FromHPASpec(&spec)}
+	a := &v1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1test.FromHPASpec(&spec)}
 	a.Spec.SyncPeriodSeconds = ptr.To[int32](2)
 	a.Spec.Schedules = []v1alpha1.ScheduleSpec{{Name: "launch", Cron: fmt.Sprintf("%d %d * * *", local.Minute(), local.Hour()),
 		TimeZone: "Asia/Kolkata", Duration: metav1.Duration{Duration: time.Minute}, MinReplicas: 4}}

@@ -41,30 +41,6 @@ func HPAMetrics(metrics []MetricSpec) []autoscalingv2.MetricSpec {
 	return out
 }
 
-// FromHPASpec converts a HorizontalPodAutoscalerSpec to the equal
-// AutoscalerSpec. in must not be nil.
-func FromHPASpec(in *autoscalingv2.HorizontalPodAutoscalerSpec) AutoscalerSpec {
-	in = in.DeepCopy()
-	return AutoscalerSpec{
-		ScaleTargetRef: in.ScaleTargetRef,
-		MinReplicas:    in.MinReplicas,
-		MaxReplicas:    in.MaxReplicas,
-		Metrics:        fromHPAMetrics(in.Metrics),
-		Behavior:       in.Behavior,
-	}
-}
-
-func fromHPAMetrics(metrics []autoscalingv2.MetricSpec) []MetricSpec {
-	if metrics == nil {
-		return nil
-	}
-	out := make([]MetricSpec, len(metrics))
-	for i, m := range metrics {
-		out[i] = MetricSpec{MetricSpec: m}
-	}
-	return out
-}
-
 // ToHPAStatus converts an AutoscalerStatus to the equal
 // HorizontalPodAutoscalerStatus. in must not be nil.
 func ToHPAStatus(in *AutoscalerStatus) autoscalingv2.HorizontalPodAutoscalerStatus {

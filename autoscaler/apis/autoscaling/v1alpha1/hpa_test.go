@@ -1,4 +1,4 @@
-package v1alpha1
+package v1alpha1_test
 
 import (
 	"encoding/json"
@@ -14,6 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1"
+	"github.com/ebbflow/ebbflow/autoscaler/apis/autoscaling/v1alpha1/v1alpha1test"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -88,8 +91,8 @@ func TestFieldParity(t *testing.T) {
 		name      string
 		ours, hpa reflect.Type
 	}{
-		{"spec", reflect.TypeFor[AutoscalerSpec](), reflect.TypeFor[autoscalingv2.HorizontalPodAutoscalerSpec]()},
-		{"status", reflect.TypeFor[AutoscalerStatus](), reflect.TypeFor[autoscalingv2.HorizontalPodAutoscalerStatus]()},
+		{"spec", reflect.TypeFor[v1alpha1.AutoscalerSpec](), reflect.TypeFor[autoscalingv2.HorizontalPodAutoscalerSpec]()},
+		{"status", reflect.TypeFor[v1alpha1.AutoscalerStatus](), reflect.TypeFor[autoscalingv2.HorizontalPodAutoscalerStatus]()},
 	}
 	jsonName := func(f reflect.StructField) string { return strings.Split(f.Tag.Get("json"), ",")[0] }
 	for _, tc := range tests {
@@ -141,16 +144,16 @@ func TestSpecConversion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ours := FromHPASpec(&tc.hpa)
+			ours := v1alpha1test.FromHPASpec(&tc.hpa)
 			// Same JSON: an HPA spec pasted into an Autoscaler means the same.
 			if got, want := mustJSON(t, ours), mustJSON(t, tc.hpa); got != want {
 				t.Errorf("FromHPASpec JSON:\n got %s\nwant %s", got, want)
 			}
-			a := &Autoscaler{Spec: ours}
-			if back := ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(back, tc.hpa) {
+			a := &v1alpha1.Autoscaler{Spec: ours}
+			if back := v1alpha1.ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(back, tc.hpa) {
 				t.Errorf("ToHPASpec(&Autoscaler{Spec: FromHPASpec(x)}.Spec) != x:\n got %+v\nwant %+v", back, tc.hpa)
 			}
-			if back := ToHPASpec(&ours); !reflect.DeepEqual(back, tc.hpa) {
+			if back := v1alpha1.ToHPASpec(&ours); !reflect.DeepEqual(back, tc.hpa) {
 				t.Errorf("ToHPASpec(FromHPASpec(x)) not deeply equal to x")
 			}
 		})
@@ -168,8 +171,8 @@ func TestStatusConversion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ours := FromHPAStatus(&tc.hpa)
-			back := ToHPAStatus(&ours)
+			ours := v1alpha1.FromHPAStatus(&tc.hpa)
+			back := v1alpha1.ToHPAStatus(&ours)
 			if !reflect.DeepEqual(back, tc.hpa) {
 				t.Errorf("ToHPAStatus(FromHPAStatus(x)) != x:\n got %+v\nwant %+v", back, tc.hpa)
 			}
@@ -197,34 +200,34 @@ func TestConversionsCopy(t *testing.T) {
 	}{
 		{"FromHPASpec", func() bool {
 			in := fullSpec()
-			out := FromHPASpec(&in)
+			out := v1alpha1test.FromHPASpec(&in)
 			*out.MinReplicas = 9
 			out.Metrics[0].Resource.Target.AverageUtilization = ptr[int32](1)
 			out.Behavior.ScaleUp.Policies[0].Value = 1
 			return !apiequality.Semantic.DeepEqual(in, fullSpec())
 		}},
 		{"ToHPASpec", func() bool {
-			a := &Autoscaler{Spec: FromHPASpec(ptr(fullSpec()))}
-			out := ToHPASpec(&a.Spec)
+			a := &v1alpha1.Autoscaler{Spec: v1alpha1test.FromHPASpec(ptr(fullSpec()))}
+			out := v1alpha1.ToHPASpec(&a.Spec)
 			*out.MinReplicas = 9
 			out.Metrics[2].Pods.Metric.Name = "other"
 			*out.Behavior.ScaleDown.StabilizationWindowSeconds = 1
-			return !apiequality.Semantic.DeepEqual(ToHPASpec(&a.Spec), fullSpec())
+			return !apiequality.Semantic.DeepEqual(v1alpha1.ToHPASpec(&a.Spec), fullSpec())
 		}},
 		{"FromHPAStatus", func() bool {
 			in := fullStatus()
-			out := FromHPAStatus(&in)
+			out := v1alpha1.FromHPAStatus(&in)
 			*out.ObservedGeneration = 1
 			out.Conditions[0].Reason = "changed"
 			out.CurrentMetrics[1].External.Metric.Name = "changed"
 			return !apiequality.Semantic.DeepEqual(in, fullStatus())
 		}},
 		{"ToHPAStatus", func() bool {
-			in := FromHPAStatus(ptr(fullStatus()))
-			out := ToHPAStatus(&in)
+			in := v1alpha1.FromHPAStatus(ptr(fullStatus()))
+			out := v1alpha1.ToHPAStatus(&in)
 			out.LastScaleTime.Time = time.Time{}
 			out.Conditions[2].Status = corev1.ConditionTrue
-			return !apiequality.Semantic.DeepEqual(ToHPAStatus(&in), fullStatus())
+			return !apiequality.Semantic.DeepEqual(v1alpha1.ToHPAStatus(&in), fullStatus())
 		}},
 	}
 	for _, tc := range tests {
@@ -262,32 +265,32 @@ spec:
 	if err := yaml.UnmarshalStrict([]byte(hpaYAML), &hpa); err != nil {
 		t.Fatal(err)
 	}
-	pasted := strings.Replace(strings.Replace(hpaYAML, "autoscaling/v2", SchemeGroupVersion.String(), 1),
+	pasted := strings.Replace(strings.Replace(hpaYAML, "autoscaling/v2", v1alpha1.SchemeGroupVersion.String(), 1),
 		"HorizontalPodAutoscaler", "Autoscaler", 1)
-	var a Autoscaler
+	var a v1alpha1.Autoscaler
 	if err := yaml.UnmarshalStrict([]byte(pasted), &a); err != nil {
 		t.Fatalf("pasted HPA does not decode strictly as an Autoscaler: %v", err)
 	}
-	if got := ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(got, hpa.Spec) {
+	if got := v1alpha1.ToHPASpec(&a.Spec); !apiequality.Semantic.DeepEqual(got, hpa.Spec) {
 		t.Errorf("pasted spec differs:\n got %+v\nwant %+v", got, hpa.Spec)
 	}
 }
 
 func TestAddToScheme(t *testing.T) {
 	s := runtime.NewScheme()
-	if err := AddToScheme(s); err != nil {
+	if err := v1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		kind string
 		obj  runtime.Object
-	}{{"Autoscaler", &Autoscaler{}}, {"AutoscalerList", &AutoscalerList{}}} {
+	}{{"Autoscaler", &v1alpha1.Autoscaler{}}, {"AutoscalerList", &v1alpha1.AutoscalerList{}}} {
 		gvks, _, err := s.ObjectKinds(tc.obj)
-		if err != nil || len(gvks) != 1 || gvks[0] != SchemeGroupVersion.WithKind(tc.kind) {
+		if err != nil || len(gvks) != 1 || gvks[0] != v1alpha1.SchemeGroupVersion.WithKind(tc.kind) {
 			t.Errorf("%s: kinds %v, err %v", tc.kind, gvks, err)
 		}
 	}
-	if got := Resource("autoscalers").String(); got != "autoscalers.autoscaling.ebbflow.dev" {
+	if got := v1alpha1.Resource("autoscalers").String(); got != "autoscalers.autoscaling.ebbflow.dev" {
 		t.Errorf("Resource: %s", got)
 	}
 }

@@ -47,8 +47,8 @@ type Autoscaler struct {
 
 // AutoscalerSpec has every field of autoscaling/v2 HorizontalPodAutoscalerSpec
 // (same names, types, JSON and defaults), so that an HPA spec can be pasted
-// unchanged, and the extensions after them. ToHPASpec and FromHPASpec convert
-// the HPA fields without loss.
+// unchanged, and the extensions after them. ToHPASpec converts the HPA fields
+// without loss (tests convert back with v1alpha1test.FromHPASpec).
 //
 // +kubebuilder:validation:XValidation:rule="!(has(self.paused) && self.paused && has(self.dryRun) && self.dryRun)",message="paused and dryRun are exclusive: a paused autoscaler decides nothing to rehearse; set one of them",fieldPath=".dryRun",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=".maxReplicas",reason=FieldValueInvalid
