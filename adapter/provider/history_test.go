@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/metrics/pkg/apis/custom_metrics"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 
 	"github.com/ebbflow/ebbflow/adapter/discovery"
@@ -191,6 +192,23 @@ func podStream(pod string, vals ...float64) *model.SampleStream {
 	return stream(model.Metric{"pod": model.LabelValue(pod)}, vals...)
 }
 
+// historyItems checks the items of a custom metric's history: each one whose
+// fields are not what ok expects is an error; their points, "unix=value" in
+// order, must be want.
+func historyItems(t *testing.T, list *custom_metrics.MetricValueList, want string, ok func(custom_metrics.MetricValue) bool) {
+	t.Helper()
+	var got []string
+	for _, it := range list.Items {
+		if !ok(it) {
+			t.Errorf("item %+v", it)
+		}
+		got = append(got, fmt.Sprintf("%d=%s", it.Timestamp.Unix(), it.Value.String()))
+	}
+	if strings.Join(got, " ") != want {
+		t.Fatalf("items %q, want %q", got, want)
+	}
+}
+
 // One object's history: its series only, one item per usable sample with
 // the sample's timestamp and the object described.
 func TestObjectHistory(t *testing.T) {
@@ -202,16 +220,9 @@ func TestObjectHistory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (asked %q)", err, mc.asked)
 	}
-	var got []string
-	for _, it := range list.Items {
-		if it.DescribedObject.Name != "web-1" || it.DescribedObject.Kind != "Pod" || it.Metric.Name != "http_requests_per_second" {
-			t.Errorf("item %+v", it)
-		}
-		got = append(got, fmt.Sprintf("%d=%s", it.Timestamp.Unix(), it.Value.String()))
-	}
-	if want := "0=1 600=2500m"; strings.Join(got, " ") != want {
-		t.Fatalf("items %q, want %q", got, want)
-	}
+	historyItems(t, list, "0=1 600=2500m", func(it custom_metrics.MetricValue) bool {
+		return it.DescribedObject.Name == "web-1" && it.DescribedObject.Kind == "Pod" && it.Metric.Name == "http_requests_per_second"
+	})
 	if len(mc.Queries()) != 0 {
 		t.Errorf("instant vector queries sent: %q", mc.Queries())
 	}
@@ -280,18 +291,11 @@ func TestPodsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (asked %q)", err, mc.asked)
 	}
-	var got []string
-	for _, it := range list.Items {
+	historyItems(t, list, "0=3 600=5500m", func(it custom_metrics.MetricValue) bool {
 		o := it.DescribedObject
-		if o.Kind != "Deployment" || o.APIVersion != "apps/v1" || o.Name != "web" || o.Namespace != "ns" || it.Metric.Name != "http_requests_per_second" ||
-			it.Metric.Selector == nil || it.Metric.Selector.MatchLabels["code"] != "200" || len(it.Metric.Selector.MatchLabels) != 1 {
-			t.Errorf("item %+v", it)
-		}
-		got = append(got, fmt.Sprintf("%d=%s", it.Timestamp.Unix(), it.Value.String()))
-	}
-	if want := "0=3 600=5500m"; strings.Join(got, " ") != want {
-		t.Fatalf("items %q, want %q", got, want)
-	}
+		return o.Kind == "Deployment" && o.APIVersion == "apps/v1" && o.Name == "web" && o.Namespace == "ns" && it.Metric.Name == "http_requests_per_second" &&
+			it.Metric.Selector != nil && it.Metric.Selector.MatchLabels["code"] == "200" && len(it.Metric.Selector.MatchLabels) == 1
+	})
 	if len(mc.Queries()) != 0 {
 		t.Errorf("instant vector queries sent: %q", mc.Queries())
 	}
