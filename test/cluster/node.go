@@ -110,13 +110,16 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 }
 
 // waitDefaultServiceAccount waits until kube-controller-manager has created
-// the default ServiceAccount and root CA ConfigMap of the default namespace,
-// without which no pod with a token is admitted or started.
+// the default ServiceAccount (WaitDefaultServiceAccount) and the root CA
+// ConfigMap of the default namespace, without which no pod with a token is
+// admitted or started; both within controllerMgrTimeout.
 func (c *Cluster) waitDefaultServiceAccount(ctx context.Context) error {
-	return waitFor(ctx, "default ServiceAccount and kube-root-ca.crt", controllerMgrTimeout, nil, func(ctx context.Context) (bool, error) {
-		if _, err := c.client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
-			return false, err
-		}
+	ctx, cancel := context.WithTimeout(ctx, controllerMgrTimeout)
+	defer cancel()
+	if err := WaitDefaultServiceAccount(ctx, c.client, "default"); err != nil {
+		return err
+	}
+	return waitFor(ctx, "kube-root-ca.crt", controllerMgrTimeout, nil, func(ctx context.Context) (bool, error) {
 		_, err := c.client.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err == nil, err
 	})
