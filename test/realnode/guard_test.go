@@ -41,12 +41,7 @@ func testGuardOnRunningNode(ctx context.Context, t *testing.T) {
 	checkGuardFirst(ctx, t)
 	// A pod of an earlier rollout (the upgrade before) may still be
 	// terminating, its container already stopped: take a live one.
-	var live []corev1.Pod
-	for _, p := range podsOf(ctx, t, chartNS, "app.kubernetes.io/name="+adapterDepl) {
-		if p.DeletionTimestamp == nil {
-			live = append(live, p)
-		}
-	}
+	live := livePods(podsOf(ctx, t, chartNS, "app.kubernetes.io/name="+adapterDepl))
 	if len(live) == 0 {
 		t.Fatal("no adapter pod that is not being deleted")
 	}
@@ -222,8 +217,8 @@ func checkPodResolvers(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	n, bad := 0, 0
-	for _, p := range list.Items {
-		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+	for _, p := range livePods(list.Items) {
+		if p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		for _, s := range p.Status.ContainerStatuses {

@@ -87,6 +87,18 @@ func podsOf(ctx context.Context, t *testing.T, ns, selector string) []corev1.Pod
 	return list.Items
 }
 
+// livePods are the pods not being deleted: a pod of an earlier rollout may
+// still be terminating, its containers already stopped.
+func livePods(pods []corev1.Pod) []corev1.Pod {
+	var live []corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
 // writeFile writes data to a new file in a temporary directory.
 func writeFile(t *testing.T, name, data string) string {
 	t.Helper()

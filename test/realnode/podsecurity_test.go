@@ -27,10 +27,7 @@ func testRunningPodsLocked(ctx context.Context, t *testing.T) {
 		if len(pods) == 0 {
 			t.Errorf("no pod of %s", app.name)
 		}
-		for _, p := range pods {
-			if p.DeletionTimestamp != nil {
-				continue
-			}
+		for _, p := range livePods(pods) {
 			c := runningContainer(ctx, t, p, app.container)
 			errs := append(processLocked(c.pid), specLocked(ctx, c.id)...)
 			for _, err := range errs {

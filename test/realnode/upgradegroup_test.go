@@ -38,8 +38,8 @@ func testUpgradeAddsMetricsGroup(ctx context.Context, t *testing.T) {
 			return false, nil
 		}
 		missing = missing[:0]
-		for _, p := range podsOf(ctx, t, chartNS, "app.kubernetes.io/instance="+release) {
-			if p.DeletionTimestamp == nil && !hasLineFor(out, p.Name) {
+		for _, p := range livePods(podsOf(ctx, t, chartNS, "app.kubernetes.io/instance="+release)) {
+			if !hasLineFor(out, p.Name) {
 				missing = append(missing, p.Name)
 			}
 		}
