@@ -82,20 +82,22 @@ func TestReproduceRefusesDirtyTree(t *testing.T) {
 
 // The comparison names every digest that differs: here two builds at
 // different SOURCE_DATE_EPOCHs, whose configs and layers (file times) and so
-// manifests and indexes differ on both platforms.
+// manifests and indexes differ on both platforms; and what in a config or a
+// layer differs (the field created, the file's time).
 func TestCompareBuildsNamesDifferences(t *testing.T) {
 	a, _ := buildTiny(t, "1700000000")
 	b, _ := buildTiny(t, "1700000001")
-	err := compareBuilds(a, b, io.Discard)
+	err := compareBuilds(a, b, nil, io.Discard)
 	if err == nil {
 		t.Fatal("builds at different times compared equal")
 	}
-	for _, want := range []string{"pause index", "tiny index", "pause linux/amd64 manifest", "tiny linux/arm64 config", "pause linux/arm64 layer 0"} {
-		if !strings.Contains(err.Error(), want+": ") {
+	for _, want := range []string{"pause index: ", "tiny index: ", "pause linux/amd64 manifest: ", "tiny linux/arm64 config: ", "pause linux/arm64 layer 0: ",
+		`created: "2023-11-14T22:13:20Z", then "2023-11-14T22:13:21Z"`, "time 2023-11-14T22:13:20Z, then type 0 mode 755 owner 0:0 time 2023-11-14T22:13:21Z"} {
+		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not name %q:\n%v", want, err)
 		}
 	}
-	if err := compareBuilds(a, a, io.Discard); err != nil {
+	if err := compareBuilds(a, a, nil, io.Discard); err != nil {
 		t.Errorf("a build compared with itself: %v", err)
 	}
 }
@@ -129,5 +131,23 @@ func TestImageLayoutReadsWhatBuildWrote(t *testing.T) {
 		if _, err := l.File("linux/s390x", "/"+r.Name); err == nil {
 			t.Errorf("%s: a platform that is not in the index was found", r.Name)
 		}
+	}
+}
+
+// A file whose content differs is described by its sizes and digests, the
+// bytes where it first differs, and the paths (the checkouts', the cache's)
+// each side holds: a binary built without -trimpath holds its checkout's.
+func TestContentDiffNamesPaths(t *testing.T) {
+	a := []byte("\x7fELF\x00/work/here/cmd/x/main.go\x00")
+	b := []byte("\x7fELF\x00/tmp/r/clone/src/cmd/x/main.go\x00")
+	got := strings.Join(contentDiff("x", a, b, []string{"/work/here", "/tmp/r/clone/src", "/tmp/r/gocache"}), "\n")
+	for _, want := range []string{"x: 30 bytes sha256:", "then 36 bytes sha256:", `first difference at byte 6: "\x7fELF\x00/work/here`,
+		"the first holds the path /work/here (1 times)", "the second holds the path /tmp/r/clone/src (1 times)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "gocache") {
+		t.Errorf("names a path neither side holds:\n%s", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -129,6 +130,48 @@ func (l *Layout) File(platform, name string) ([]byte, error) {
 		return l.layerFile(m.Layers[0].Digest, name)
 	}
 	return nil, fmt.Errorf("no %s image in the index", platform)
+}
+
+// Blob returns the blob digest.
+func (l *Layout) Blob(digest v1.Hash) ([]byte, error) { return l.blob(digest) }
+
+// LayerFile is one entry of a layer: its tar header's fields and content.
+type LayerFile struct {
+	Name     string
+	Typeflag byte
+	Mode     int64
+	UID, GID int
+	ModTime  time.Time
+	Data     []byte
+}
+
+// LayerFiles returns every entry of the gzip tar layer digest, in order.
+func (l *Layout) LayerFiles(digest v1.Hash) ([]LayerFile, error) {
+	data, err := l.blob(digest)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("layer %s: %w", digest, err)
+	}
+	var files []LayerFile
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", digest, err)
+		}
+		content, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %s: %w", digest, h.Name, err)
+		}
+		files = append(files, LayerFile{Name: h.Name, Typeflag: h.Typeflag, Mode: h.Mode, UID: h.Uid, GID: h.Gid,
+			ModTime: h.ModTime.UTC(), Data: content})
+	}
 }
 
 // layerFile reads the regular file name from the gzip tar layer digest.

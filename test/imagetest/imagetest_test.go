@@ -127,7 +127,7 @@ func TestImagesRunAsUsersRunThem(t *testing.T) {
 		t.Run(im.name+"/"+foreignArch(), func(t *testing.T) {
 			bin := foreignBinary(t, images[ref].path, im.name)
 			if got := runForeign(ctx, t, bin, "--version"); !strings.HasPrefix(got, wantVersion) {
-				t.Errorf("--version printed %q, want it to start with %q", got, wantVersion)
+				t.Errorf("linux/%s binary under %s: --version printed %q, want it to start with %q", foreignArch(), qemuUser[foreignArch()], got, wantVersion)
 			}
 			checkHelp(t, runForeign(ctx, t, bin, "--help"), im.helpPhrase)
 		})
