@@ -19,7 +19,8 @@ import (
 // the kubelet itself serves on /metrics/resource, read through
 // kube-apiserver's node proxy every second: CPU against the rate of the
 // kubelet's counters over the adapter's window (kit.ResourceWindow) ending
-// when kubectl top ran, memory against its working set (topcheck.Compare).
+// while kubectl top ran, from the samples Prometheus may have had then,
+// memory against its working set (topcheck.Compare).
 // It starts reading after wait and runs kubectl top topcheck.Settle, a
 // window and a few seconds later: a pod the first read saw is compared.
 func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Result, error) {
@@ -30,8 +31,8 @@ func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Res
 	case <-time.After(wait):
 	}
 	var reads topcheck.Reads
-	end := time.Now().Add(topcheck.Settle + window + 5*time.Second)
-	for i := 0; time.Now().Before(end); i++ {
+	readUntil := time.Now().Add(topcheck.Settle + window + 5*time.Second)
+	for i := 0; time.Now().Before(readUntil); i++ {
 		k, err := kubeletResource(ctx)
 		if err != nil {
 			return topcheck.Result{}, fmt.Errorf("kubelet read %d: %w", i, err)
@@ -48,8 +49,8 @@ func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Res
 	if err != nil {
 		return topcheck.Result{}, err
 	}
-	at := start.Add(time.Since(start) / 2)
-	// A last read, so that the kubelet's samples reach at.
+	end := time.Now()
+	// A last read, so that the kubelet's samples reach the call's end.
 	k, err := kubeletResource(ctx)
 	if err != nil {
 		return topcheck.Result{}, fmt.Errorf("kubelet read after kubectl top: %w", err)
@@ -59,7 +60,10 @@ func compareTopDuringLoad(ctx context.Context, wait time.Duration) (topcheck.Res
 	if err != nil {
 		return topcheck.Result{}, err
 	}
-	return topcheck.Compare(top, at, window, reads), nil
+	// Prometheus may lack a sample stamped up to a scrape interval (and the
+	// scrape's time) before the adapter's query: two intervals.
+	q := topcheck.Query{Start: start, End: end, Window: window, Lag: 2 * kit.DefaultScrapeInterval}
+	return topcheck.Compare(top, q, reads), nil
 }
 
 // kubeletResource reads the kubelet's /metrics/resource for the app's

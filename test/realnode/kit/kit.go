@@ -70,9 +70,14 @@ type Env struct {
 	HelmBin string // the pinned helm binary
 }
 
+// DefaultScrapeInterval is the cluster Prometheus' scrape interval unless
+// Options say otherwise.
+const DefaultScrapeInterval = 2 * time.Second
+
 // Options tune Start.
 type Options struct {
-	// ScrapeInterval of the cluster's Prometheus (default 2s).
+	// ScrapeInterval of the cluster's Prometheus (DefaultScrapeInterval
+	// when zero).
 	ScrapeInterval time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
@@ -99,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		log = io.Discard
 	}
 	if opts.ScrapeInterval == 0 {
-		opts.ScrapeInterval = 2 * time.Second
+		opts.ScrapeInterval = DefaultScrapeInterval
 	}
 	root, err := buildtools.RepoRoot()
 	if err != nil {

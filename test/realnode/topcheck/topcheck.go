@@ -157,13 +157,39 @@ func (r Result) Err() error {
 	return fmt.Errorf("kubectl top vs kubelet: %s", strings.Join(msgs, "; "))
 }
 
-// Compare compares top, read at at, with the kubelet's reads: CPU against
-// the rate of its counters over the same window (at−window, at] that the
-// adapter's rate covers — the kubelet's stamped samples are the ones
-// Prometheus scraped —, memory against the last working set. A pod top
-// shows that the reads lack is a problem (the kubelet is the source). Only
-// pods the kubelet counted Settle before the window's start are compared.
-func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads) Result {
+// Query is when and how kubectl top's CPU was computed: the adapter
+// evaluated its rate over Window at a time between Start and End (the
+// kubectl call), from the kubelet's samples Prometheus had scraped by then;
+// a sample the kubelet stamped less than Lag (a scrape interval and the
+// scrape's own time) before that time may not have been scraped yet.
+type Query struct {
+	Start, End  time.Time
+	Window, Lag time.Duration
+}
+
+// cpuViews are the readings the adapter may have computed for a pod under
+// q: the window ending at Start or at End, each with every sample the
+// kubelet stamped in it or without those of its last Lag.
+func (q Query) cpuViews() []view {
+	var vs []view
+	for _, to := range []time.Time{q.Start, q.End} {
+		vs = append(vs, view{to.Add(-q.Window), to, to}, view{to.Add(-q.Window), to, to.Add(-q.Lag)})
+	}
+	return vs
+}
+
+// view is one window (from, to] of a rate, with the samples stamped up to
+// seen.
+type view struct{ from, to, seen time.Time }
+
+// Compare compares top with the kubelet's reads: each pod's CPU against
+// the rate of its counters over the window the adapter's rate covered —
+// the kubelet's stamped samples are the ones Prometheus scraped — taking
+// the one of q's views nearest to top, memory against the last working
+// set. A pod top shows that the reads lack is a problem (the kubelet is
+// the source). Only pods the kubelet counted Settle before the earliest
+// window's start are compared.
+func Compare(top map[string]Top, q Query, reads Reads) Result {
 	var r Result
 	busy := false
 	pods := make([]string, 0, len(top))
@@ -171,7 +197,6 @@ func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads
 		pods = append(pods, p)
 	}
 	sort.Strings(pods)
-	from := at.Add(-window)
 	for _, pod := range pods {
 		tp := top[pod]
 		ctrs, ok := reads.cpu[pod]
@@ -179,7 +204,7 @@ func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads
 			r.Problems = append(r.Problems, fmt.Sprintf("pod %s: in kubectl top, not in the kubelet's answer", pod))
 			continue
 		}
-		cpu, old, ok := cpuRate(ctrs, from, at)
+		cpu, lo, hi, old, ok := nearestRate(ctrs, q, tp.CPUMilli)
 		if !old {
 			r.Lines = append(r.Lines, fmt.Sprintf("%s: not compared, started less than %v before the window", pod, Settle))
 			continue
@@ -191,9 +216,10 @@ func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads
 		mem := reads.mem[pod]
 		r.Compared = append(r.Compared, pod)
 		busy = busy || cpu >= BusyMilli
-		r.Lines = append(r.Lines, fmt.Sprintf("%s: top %.0fm %.0fMi, kubelet %.1fm %.1fMi", pod, tp.CPUMilli, tp.MemMiB, cpu, mem))
+		r.Lines = append(r.Lines, fmt.Sprintf("%s: top %.0fm %.0fMi, kubelet %.1fm (%.1f–%.1fm over the views) %.1fMi", pod, tp.CPUMilli, tp.MemMiB, cpu, lo, hi, mem))
 		if math.Abs(tp.CPUMilli-cpu) > cpuRel*max(cpu, tp.CPUMilli)+cpuAbsMilli {
-			r.Problems = append(r.Problems, fmt.Sprintf("pod %s: cpu %.0fm in kubectl top, %.1fm from the kubelet: more than %.0f%% apart", pod, tp.CPUMilli, cpu, cpuRel*100))
+			r.Problems = append(r.Problems, fmt.Sprintf("pod %s: cpu %.0fm in kubectl top, %.1fm from the kubelet (%.1f–%.1fm over the views): more than %.0f%% apart; kubelet samples %s",
+				pod, tp.CPUMilli, cpu, lo, hi, cpuRel*100, samplesText(ctrs, q.End)))
 		}
 		if math.Abs(tp.MemMiB-mem) > memRel*mem+memAbsMiB {
 			r.Problems = append(r.Problems, fmt.Sprintf("pod %s: memory %.0fMi in kubectl top, %.1fMi working set from the kubelet: more than %.0f%% apart", pod, tp.MemMiB, mem, memRel*100))
@@ -205,26 +231,68 @@ func Compare(top map[string]Top, at time.Time, window time.Duration, reads Reads
 	return r
 }
 
-// cpuRate is the pod's CPU in millicores over (from, to], summed over its
-// containers: each container's rate as Prometheus' rate() computes it from
-// the same samples (promRate) — the kubelet stamps its samples and
-// refreshes them only every few seconds, so a window holds few, and rate's
-// extrapolation matters. old says a container was counted Settle before
-// from; ok that one had two samples in the window.
-func cpuRate(ctrs map[string][]Container, from, to time.Time) (milli float64, old, ok bool) {
+// nearestRate is the pod's CPU rate under the view of q nearest to want,
+// with the lowest and highest over all views; old and ok as cpuRate's, for
+// the earliest window.
+func nearestRate(ctrs map[string][]Container, q Query, want float64) (cpu, lo, hi float64, old, ok bool) {
+	for i, v := range q.cpuViews() {
+		m, o, k := cpuRate(ctrs, v)
+		if i == 0 {
+			old = o
+		}
+		if !k {
+			continue
+		}
+		if !ok || math.Abs(m-want) < math.Abs(cpu-want) {
+			cpu = m
+		}
+		if !ok {
+			lo, hi = m, m
+		}
+		lo, hi, ok = min(lo, m), max(hi, m), true
+	}
+	return cpu, lo, hi, old, ok
+}
+
+// samplesText lists a pod's CPU samples as "container: −12.3s 101.234, …"
+// (seconds before end, cumulative CPU seconds).
+func samplesText(ctrs map[string][]Container, end time.Time) string {
+	names := make([]string, 0, len(ctrs))
+	for n := range ctrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "[%s:", n)
+		for _, c := range ctrs[n] {
+			fmt.Fprintf(&b, " %.1fs %.3f", c.CPUAt.Sub(end).Seconds(), c.CPUSeconds)
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// cpuRate is the pod's CPU in millicores over the view's window, summed
+// over its containers: each container's rate as Prometheus' rate()
+// computes it from the same samples (promRate) — the kubelet stamps its
+// samples and refreshes them only every few seconds, so a window holds
+// few, and rate's extrapolation matters. old says a container was counted
+// Settle before the window; ok that one had two samples in it.
+func cpuRate(ctrs map[string][]Container, v view) (milli float64, old, ok bool) {
 	for _, samples := range ctrs {
 		var in []Container
 		for _, s := range samples {
-			if !s.CPUAt.After(from) {
-				old = old || !s.CPUAt.After(from.Add(-Settle))
+			if !s.CPUAt.After(v.from) {
+				old = old || !s.CPUAt.After(v.from.Add(-Settle))
 				continue
 			}
-			if s.CPUAt.After(to) {
+			if s.CPUAt.After(v.to) || s.CPUAt.After(v.seen) {
 				break
 			}
 			in = append(in, s)
 		}
-		if r, found := promRate(in, from, to); found {
+		if r, found := promRate(in, v.from, v.to); found {
 			milli += 1000 * r
 			ok = true
 		}

@@ -78,7 +78,7 @@ func TestCompare(t *testing.T) {
 		{"idle", map[string]Top{"c": {3, 9}, "c2": {3, 9}, "c3": {3, 9}}, reads(map[string]float64{"c": 2, "c2": 2, "c3": 2}, map[string]float64{"c": 9, "c2": 9, "c3": 9}, nil), "idle pods prove nothing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := Compare(tc.top, at, window, tc.reads).Err()
+			err := Compare(tc.top, Query{Start: at, End: at, Window: window}, tc.reads).Err()
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("unexpected: %v", err)
@@ -97,12 +97,41 @@ func TestCompareReadsTheSameWindow(t *testing.T) {
 		cpu := 100 + 0.2*float64(max(s-30, 0))
 		r.Add(Kubelet{"a": {"web": {CPUSeconds: cpu, CPUAt: t0.Add(time.Duration(s) * time.Second), MemBytes: 1 << 20}}})
 	}
-	at, window := t0.Add(60*time.Second), 30*time.Second
-	if res := Compare(map[string]Top{"a": {200, 1}}, at, window, r); len(res.Problems) != 0 || len(res.Compared) != 1 {
+	q := Query{Start: t0.Add(60 * time.Second), End: t0.Add(60 * time.Second), Window: 30 * time.Second}
+	if res := Compare(map[string]Top{"a": {200, 1}}, q, r); len(res.Problems) != 0 || len(res.Compared) != 1 {
 		t.Errorf("over the last 30 s the pod used 200m: %+v", res)
 	}
-	if res := Compare(map[string]Top{"a": {100, 1}}, at, window, r); len(res.Problems) == 0 {
+	if res := Compare(map[string]Top{"a": {100, 1}}, q, r); len(res.Problems) == 0 {
 		t.Errorf("100m passed against 200m over the window: %+v", res)
+	}
+}
+
+// TestCompareUnscrapedSample: a pod at 100m, then 400m from 10 s before
+// the query; samples every 10 s. Prometheus had not yet scraped the sample
+// stamped 1 s before the query, so top read the window without it: that
+// passes with Lag covering it and fails without; a value no view gives
+// fails either way.
+func TestCompareUnscrapedSample(t *testing.T) {
+	var r Reads
+	cpu := func(s float64) float64 { return 100 + 0.1*s + 0.3*max(s-50, 0) } // 100m, 400m from 50 s
+	for _, s := range []float64{0, 10, 20, 30, 40, 50, 59} {
+		r.Add(Kubelet{"a": {"web": {CPUSeconds: cpu(s), CPUAt: t0.Add(time.Duration(s * float64(time.Second))), MemBytes: 1 << 20}}})
+	}
+	at := t0.Add(60 * time.Second)
+	without := Query{Start: at, End: at, Window: 30 * time.Second, Lag: 2 * time.Second}.cpuViews()[1]
+	seen, _, ok := cpuRate(r.cpu["a"], without)
+	if !ok || math.Abs(seen-100) > 1 {
+		t.Fatalf("the window without the last sample reads %.1fm, want 100m", seen)
+	}
+	withLag := Query{Start: at, End: at, Window: 30 * time.Second, Lag: 4 * time.Second}
+	if res := Compare(map[string]Top{"a": {seen, 1}}, withLag, r); len(res.Problems) != 0 {
+		t.Errorf("top as Prometheus saw it (%.1fm), last sample unscraped: %v", seen, res.Problems)
+	}
+	if res := Compare(map[string]Top{"a": {seen, 1}}, Query{Start: at, End: at, Window: 30 * time.Second}, r); len(res.Problems) == 0 {
+		t.Errorf("without Lag, %.1fm passed against the full window: %v", seen, res.Lines)
+	}
+	if res := Compare(map[string]Top{"a": {400, 1}}, withLag, r); len(res.Problems) == 0 || !strings.Contains(res.Problems[0], "kubelet samples [web:") {
+		t.Errorf("400m, which no view gives, passed or its problem lacks the samples: %v", res.Problems)
 	}
 }
 
