@@ -202,7 +202,7 @@ func (c *Controller) worker(ctx context.Context) {
 }
 
 // processNextWorkItem evaluates one key and schedules its next evaluation one
-// sync period later (its own, see period.go; unless the object is gone).
+// sync period later (its own, see periods in sync.go; unless the object is gone).
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
