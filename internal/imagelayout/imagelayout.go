@@ -176,28 +176,17 @@ func (l *Layout) LayerFiles(digest v1.Hash) ([]LayerFile, error) {
 
 // layerFile reads the regular file name from the gzip tar layer digest.
 func (l *Layout) layerFile(digest v1.Hash, name string) ([]byte, error) {
-	data, err := l.blob(digest)
+	files, err := l.LayerFiles(digest)
 	if err != nil {
 		return nil, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("layer %s: %w", digest, err)
-	}
-	tr := tar.NewReader(zr)
 	want := strings.TrimPrefix(path.Clean("/"+name), "/")
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("layer %s has no file %s", digest, name)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("layer %s: %w", digest, err)
-		}
-		if strings.TrimPrefix(path.Clean("/"+h.Name), "/") == want && h.Typeflag == tar.TypeReg {
-			return io.ReadAll(tr)
+	for _, f := range files {
+		if strings.TrimPrefix(path.Clean("/"+f.Name), "/") == want && f.Typeflag == tar.TypeReg {
+			return f.Data, nil
 		}
 	}
+	return nil, fmt.Errorf("layer %s has no file %s", digest, name)
 }
 
 func (l *Layout) imageIndex() (*v1.IndexManifest, error) {

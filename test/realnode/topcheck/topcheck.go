@@ -6,7 +6,9 @@ package topcheck
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -257,13 +259,8 @@ func nearestRate(ctrs map[string][]Container, q Query, want float64) (cpu, lo, h
 // samplesText lists a pod's CPU samples as "container: −12.3s 101.234, …"
 // (seconds before end, cumulative CPU seconds).
 func samplesText(ctrs map[string][]Container, end time.Time) string {
-	names := make([]string, 0, len(ctrs))
-	for n := range ctrs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(ctrs)) {
 		fmt.Fprintf(&b, "[%s:", n)
 		for _, c := range ctrs[n] {
 			fmt.Fprintf(&b, " %.1fs %.3f", c.CPUAt.Sub(end).Seconds(), c.CPUSeconds)
