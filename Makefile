@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/fakeapp/... ./test/proc/... ./test/poll/... ./test/coverfiles/... ./test/certs/... ./test/resourcerules/... ./test/metricsstub/... ./test/benchcluster/... ./test/adapterbench/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
-.PHONY: verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-adapter bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
+.PHONY: verify-gofmt e2e-tools test-e2e-packages test-stream-e2e test-stream-checks verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-adapter bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
 
 all: build
 
@@ -28,7 +28,29 @@ verify-images:
 	$(GO) run ./hack/image --reproduce $(IMAGE_FLAGS)
 
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
-test: verify verify-manifests verify-chart test-unit test-integration test-e2e
+# Two streams once gofmt has passed and the end-to-end tools are built: the
+# end-to-end packages, which mostly wait on their clusters' timelines and leave
+# a core idle, and beside them the manifests, unit tests, static checks and
+# integration tests (their tools built there), at nice 5 so that the clusters'
+# processes come first. The race-instrumented unit tests come before go vet
+# and staticcheck: on a cold cache they compile nothing the end-to-end
+# packages compile at the same time. Each line says its stream ("e2e|",
+# "checks|"); TEST_STREAMS=1 runs them one after the other.
+TEST_STREAMS ?= 2
+test: verify-gofmt e2e-tools
+ifeq ($(TEST_STREAMS),1)
+	$(MAKE) --no-print-directory verify verify-manifests verify-chart test-unit test-integration test-e2e-packages
+else
+	$(MAKE) --no-print-directory -j2 test-stream-e2e test-stream-checks
+endif
+
+test-stream-e2e:
+	$(MAKE) --no-print-directory test-e2e-packages 2>&1 | sed -u 's/^/e2e| /'
+
+test-stream-checks:
+	for goal in verify-manifests verify-chart test-unit verify test-integration; do \
+	  nice -n 5 $(MAKE) --no-print-directory $$goal || exit; \
+	done 2>&1 | sed -u 's/^/checks| /'
 
 ## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guards on the files one evaluation (issue 21) and one adapter request (issue 30) run through
 test-unit:
@@ -149,11 +171,21 @@ demo-fake-nodes:
 # others share the second package slot beside it (-p is the CPU count);
 # -parallel 4 lets the e2e tests that wait on their own cluster (forecasts,
 # schedules) overlap.
-E2E_PKGS := ./test/e2e/... ./test/cluster/... ./test/realnode/... ./test/demotest/... ./test/thanostest/... ./test/imagetest/... ./test/k8se2e/...
-test-e2e:
+# The packages that take the real node's lock (test/k8se2e, test/realnode,
+# test/cluster's TestRealNode*, test/demotest) run one after another whatever
+# the order, so the longest of them starts at once beside test/e2e.
+E2E_PKGS := ./test/e2e/ ./test/k8se2e/... ./test/realnode/... ./test/cluster/... ./test/demotest/... ./test/e2e/thanos/... ./test/imagetest/... ./test/thanostest/...
+E2E_TEST = $(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
+test-e2e: e2e-tools
+	$(E2E_TEST)
+
+# the tools, Debian's packages and qemu-user-static the end-to-end tests run
+e2e-tools:
 	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
 	hack/install-qemu-user.sh
-	$(GO) test -count=1 -timeout 60m -parallel 4 $(E2E_PKGS)
+
+test-e2e-packages:
+	$(E2E_TEST)
 
 ## test-k8s-e2e: as root, Kubernetes v1.37.2's own HPA e2e tests ([sig-autoscaling] [Feature:HPA], test/e2e/autoscaling/horizontal_pod_autoscaling*.go; e2e.test and its images built from the Go module proxy) on the real node against ebbflow-autoscaler in drop-in mode, then against kube-controller-manager's HPA; side-by-side report in _output/k8se2e/report.md (K8S_E2E_FLAGS=--fast: the subset test-e2e runs; docs/k8s-e2e.md)
 K8S_E2E_FLAGS ?=
@@ -163,10 +195,12 @@ test-k8s-e2e:
 	CGO_ENABLED=0 $(GO) build -trimpath -o _output/bin/k8se2e ./hack/k8se2e && exec _output/bin/k8se2e $(K8S_E2E_FLAGS)
 
 ## verify: gofmt, go vet, staticcheck, generated code up to date
-verify: $(STATICCHECK) verify-codegen
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+verify: verify-gofmt $(STATICCHECK) verify-codegen
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+verify-gofmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 $(STATICCHECK):
 	@mkdir -p $(dir $@)
