@@ -27,7 +27,7 @@ image:
 verify-images:
 	$(GO) run ./hack/image --reproduce $(IMAGE_FLAGS)
 
-## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests
+## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests; once the end-to-end tools are built, the end-to-end packages and the rest run side by side (TEST_STREAMS=1: one after the other; docs/development.md)
 # Two streams once gofmt has passed and the end-to-end tools are built: the
 # end-to-end packages, which mostly wait on their clusters' timelines and leave
 # a core idle, and beside them the manifests, unit tests, static checks and

@@ -33,11 +33,7 @@ func sweepNode(ctx context.Context, o nodeOwner, logf func(string, ...any)) erro
 	errs = append(errs, unlinkCadvisorSocket(o.root))
 	errs = append(errs, removeKubeProxyRules(ctx, o.dir))
 	errs = append(errs, removeGuard(ctx))
-	if matches, _ := filepath.Glob(filepath.Join(cniCacheDir, cniNetworkName+"-*")); len(matches) > 0 {
-		for _, m := range matches {
-			errs = append(errs, os.Remove(m))
-		}
-	}
+	errs = append(errs, removeCNICache(cniCacheDir, o.root))
 	errs = append(errs, restoreKernelSettings(o.kernel, logf))
 	return errors.Join(errs...)
 }

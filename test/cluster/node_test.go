@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,7 +156,7 @@ func lockCleanMachine(t *testing.T) *nodeLock {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait)
 	defer cancel()
-	lock, err := acquireNodeLock(ctx, t.Logf)
+	lock, err := waitNodeLockBlocking(ctx, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,4 +432,32 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	assertNodeLeftNothing(t, firstRoot)
 	assertNodeLeftNothing(t, secondRoot)
 	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
+}
+
+// waitNodeLockBlocking waits for the real-node lock in a blocking flock: the
+// kernel wakes it as the watchdog lets go, before another run polling for
+// the lock (every 500 ms) can take it and start a watchdog of its own over
+// the machine-wide state this test then reads.
+func waitNodeLockBlocking(ctx context.Context, log func(string, ...any)) (*nodeLock, error) {
+	if l, err := tryNodeLock(); !errors.Is(err, errNodeLockHeld) {
+		return l, err
+	}
+	log("another run holds the real-node lock %s; waiting", nodeLockFile)
+	f, err := os.OpenFile(nodeLockFile, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &nodeLock{f: f}, nil
+	case <-ctx.Done():
+		f.Close() // the blocked flock goroutine ends with the test binary
+		return nil, fmt.Errorf("waiting for the real-node lock: %w", ctx.Err())
+	}
 }

@@ -268,7 +268,7 @@ func TestWatchdog(t *testing.T) {
 			lock.f.Close()
 			lock.f = nil
 			t0 := time.Now()
-			l, err := acquireNodeLock(ctx, t.Logf)
+			l, err := waitNodeLockBlocking(ctx, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,7 +44,7 @@ func TestDemoTearsDownOnSignal(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("make demo runs a real node: run this test as root (make test-e2e)")
 	}
-	root := repoRoot(t)
+	root := buildtools.MustRepoRoot(t)
 	for _, tc := range []struct {
 		name  string
 		sig   syscall.Signal
@@ -200,16 +200,6 @@ func (o *output) tail(n int) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return strings.Join(o.lines[max(0, len(o.lines)-n):], "\n")
-}
-
-// repoRoot is the module's root directory, where make runs.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := buildtools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
 }
 
 // The real-node lock and the record of the run holding it (test/cluster's

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
 // TestDepsInstallsWhatItIsAskedFor runs hack/deps.sh with its installers and
@@ -14,7 +16,7 @@ import (
 // demo's --no-prometheus2 leaves Debian's Prometheus out, and the tools are
 // built either way.
 func TestDepsInstallsWhatItIsAskedFor(t *testing.T) {
-	root := repoRoot(t)
+	root := buildtools.MustRepoRoot(t)
 	script, err := os.ReadFile(filepath.Join(root, "hack", "deps.sh"))
 	if err != nil {
 		t.Fatal(err)

@@ -43,9 +43,12 @@ type machine struct {
 // kubelet's cgroupRoot, test/cluster).
 const nodeCgroup = "ebbflow-node"
 
+// cniCacheDir holds the CNI result cache entries (libcni's default).
+const cniCacheDir = "/var/lib/cni/results"
+
 func readMachine(t *testing.T) machine {
 	t.Helper()
-	m := machine{chains: set{}, links: dirNames("/sys/class/net"), cni: dirNames("/var/lib/cni/results"),
+	m := machine{chains: set{}, links: dirNames("/sys/class/net"), cni: dirNames(cniCacheDir),
 		netns: dirNames("/var/run/netns"), cgroups: set{}, sysctls: readSysctls(t)}
 	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
 		out, err := exec.CommandContext(context.Background(), tool).Output()

@@ -3,6 +3,7 @@ package demotest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,16 @@ func observeRun(t *testing.T, makePID int, before machine) *runState {
 	} {
 		for _, k := range p.now.minus(p.was) {
 			p.into[k] = true
+		}
+	}
+	// Another run may have come and gone between before and now (the lock
+	// is free between them): a CNI cache entry is the demo's only if it
+	// names the demo's directory (a pod's network namespace under its node)
+	// or is of the node's own network.
+	for k := range r.added.cni {
+		b, _ := os.ReadFile(filepath.Join(cniCacheDir, k))
+		if !strings.HasPrefix(k, "ebbflow-") && !strings.Contains(string(b), r.dir+"/") {
+			delete(r.added.cni, k)
 		}
 	}
 	ps := processes()

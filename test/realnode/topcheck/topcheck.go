@@ -173,9 +173,16 @@ type Query struct {
 // q: the window ending at Start or at End, each with every sample the
 // kubelet stamped in it or without those of its last Lag.
 func (q Query) cpuViews() []view {
+	ends := []time.Time{q.Start}
+	if !q.End.Equal(q.Start) {
+		ends = append(ends, q.End)
+	}
 	var vs []view
-	for _, to := range []time.Time{q.Start, q.End} {
-		vs = append(vs, view{to.Add(-q.Window), to, to}, view{to.Add(-q.Window), to, to.Add(-q.Lag)})
+	for _, to := range ends {
+		vs = append(vs, view{to.Add(-q.Window), to, to})
+		if q.Lag > 0 {
+			vs = append(vs, view{to.Add(-q.Window), to, to.Add(-q.Lag)})
+		}
 	}
 	return vs
 }

@@ -162,3 +162,30 @@ func TestPromRate(t *testing.T) {
 		t.Error("promRate of one sample")
 	}
 }
+
+// TestCPUViewsDistinct: a view is listed once: no lag view without a Lag,
+// one end when kubectl's start and return are the same instant.
+func TestCPUViewsDistinct(t *testing.T) {
+	at := t0.Add(time.Minute)
+	for _, c := range []struct {
+		q    Query
+		want int
+	}{
+		{Query{Start: at, End: at, Window: 30 * time.Second}, 1},
+		{Query{Start: at, End: at, Window: 30 * time.Second, Lag: 4 * time.Second}, 2},
+		{Query{Start: at, End: at.Add(time.Second), Window: 30 * time.Second}, 2},
+		{Query{Start: at, End: at.Add(time.Second), Window: 30 * time.Second, Lag: 4 * time.Second}, 4},
+	} {
+		vs := c.q.cpuViews()
+		if len(vs) != c.want {
+			t.Errorf("%+v: %d views, want %d: %v", c.q, len(vs), c.want, vs)
+		}
+		for i := range vs {
+			for j := i + 1; j < len(vs); j++ {
+				if vs[i] == vs[j] {
+					t.Errorf("%+v: view %d repeats view %d", c.q, j, i)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// nodeNetnsDir is where a real node's containerd (netns_mounts_under_state_dir)
+// mounts pods' network namespaces, below the node root.
+const nodeNetnsDir = "containerd/state/io.containerd.grpc.v1.cri/netns"
+
+// removeCNICache removes the CNI result cache entries (in dir) of the node
+// at root: those of its own network, and those of any network — the CRI's
+// cni-loopback above all — whose interfaces live in a network namespace
+// under root, or under the node root of a run whose directory is gone. A
+// killed pod's sandbox is never torn down through CNI, so without this
+// every run left an entry per pod. Entries of another runtime, or of a node
+// whose root still exists (another run), are left alone.
+func removeCNICache(dir, root string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if !strings.HasPrefix(e.Name(), cniNetworkName+"-") && !cniCacheOfNode(p, root) {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cniCacheOfNode reports whether the cache entry at p names a network
+// namespace of the node at root, or of a real node whose root is gone.
+func cniCacheOfNode(p, root string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	var entry struct {
+		Result struct {
+			Interfaces []struct {
+				Sandbox string `json:"sandbox"`
+			} `json:"interfaces"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(b, &entry) != nil {
+		return false
+	}
+	for _, itf := range entry.Result.Interfaces {
+		nodeRoot, _, ok := strings.Cut(itf.Sandbox, "/"+nodeNetnsDir+"/")
+		if !ok || !filepath.IsAbs(nodeRoot) {
+			continue
+		}
+		if filepath.Clean(nodeRoot) == filepath.Clean(root) {
+			return true
+		}
+		if _, err := os.Stat(nodeRoot); errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
