@@ -82,7 +82,7 @@ describe() {
     # dependencies. Linked as bin/e2e.test.
     MOD=k8se2e MODPATH=k8s.io/kubernetes VERSION="${KUBERNETES_VERSION}"
     PKGS=(k8s.io/kubernetes/test/e2e) BINS=(e2e.test) TESTBIN=1
-    ESTIMATE="~10-20 min, less after the Kubernetes binaries"
+    ESTIMATE="~10-20 min, about 1 min after the Kubernetes binaries"
     ;;
   etcd)
     MOD=etcd MODPATH=go.etcd.io/etcd/server/v3 VERSION="${ETCD_VERSION}"
@@ -104,7 +104,7 @@ describe() {
     ;;
   thanos)
     MOD=thanos MODPATH=github.com/thanos-io/thanos VERSION="${THANOS_VERSION}"
-    PKGS=(github.com/thanos-io/thanos/cmd/thanos) BINS=(thanos) ESTIMATE="~8-15 min"
+    PKGS=(github.com/thanos-io/thanos/cmd/thanos) BINS=(thanos) ESTIMATE="~8-15 min, 1.5-2 min after the Kubernetes binaries"
     LDX="-X github.com/prometheus/common/version.Version=${THANOS_VERSION#v}"
     # Thanos' releases are built with these tags (its .promu.yml): without
     # slicelabels, Prometheus' default string labels break Thanos' unsafe
@@ -122,14 +122,14 @@ describe() {
     MOD=prometheus MODPATH=github.com/prometheus/prometheus VERSION="${PROMETHEUS3_VERSION}"
     PKGS=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
     BINS=(prometheus promtool) LINKS=(prometheus3 promtool3)
-    ESTIMATE="~3-5 min after the Kubernetes binaries"
+    ESTIMATE="~1.5-5 min after the Kubernetes binaries"
     TAGS="netgo,remove_all_sd,enable_kubernetes_sd"
     ;;
   mimir)
     # Grafana Mimir, run in monolithic mode (-target=all) by test/storetest.
     # Mimir has no semver tags: VERSION is a pseudo-version of its main branch.
     MOD=mimir MODPATH=github.com/grafana/mimir VERSION="${MIMIR_VERSION}"
-    PKGS=(github.com/grafana/mimir/cmd/mimir) BINS=(mimir) ESTIMATE="~10-20 min"
+    PKGS=(github.com/grafana/mimir/cmd/mimir) BINS=(mimir) ESTIMATE="~10-20 min, 2-4 min after Prometheus 3"
     LDX="-X github.com/prometheus/common/version.Version=${MIMIR_VERSION#v}"
     TAGS="netgo"
     ;;
