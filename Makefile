@@ -6,7 +6,7 @@ CACHE := .cache
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 FUZZTIME ?= 30s
-UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/fakeapp/... ./test/proc/... ./test/poll/... ./test/coverfiles/... ./test/certs/... ./test/resourcerules/... ./test/metricsstub/... ./test/benchcluster/... ./test/adapterbench/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/...
+UNIT_PKGS := ./adapter/... ./autoscaler/... ./cli/... ./cmd/... ./hack/... ./internal/... ./dashboards/... ./test/fakeapp/... ./test/proc/... ./test/poll/... ./test/coverfiles/... ./test/certs/... ./test/resourcerules/... ./test/metricsstub/... ./test/benchcluster/... ./test/adapterbench/... ./test/sampleapp/... ./test/loadgen/... ./test/buildtools/... ./test/backgroundcpu/...
 INTEGRATION_PKGS := ./test/integration/... ./test/promtest/... ./test/exporter/... ./test/forecastbench/... ./test/adaptertest/... ./test/storetest/...
 
 .PHONY: verify-gofmt e2e-tools test-e2e-packages test-stream-e2e test-stream-checks verify-codegen verify-manifests verify-chart all build image verify-images test test-unit test-integration test-e2e test-k8s-e2e fuzz bench bench-cluster bench-adapter bench-sync-periods bench-forecast-cost bench-reaction bench-zero-reaction bench-failover test-stores bench-forecast bench-forecast-heldout soak demo demo-fake-nodes clean-node verify deps tools clean
@@ -28,13 +28,14 @@ verify-images:
 	$(GO) run ./hack/image --reproduce $(IMAGE_FLAGS)
 
 ## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests; one after another; TEST_STREAMS=2 runs the end-to-end packages and the rest side by side once the tools are built (a cold machine; docs/development.md)
-# TEST_STREAMS=2 (opt-in; for a cold machine): once gofmt has passed and the
-# end-to-end tools are built, two streams side by side: the end-to-end
-# packages, and the manifests, unit tests, static checks and integration tests
-# at nice 5 (race unit tests before vet and staticcheck: on a cold cache they
-# then compile nothing the end-to-end packages compile). Each line says its
-# stream ("e2e|", "checks|"). Not the default: with warm caches the checks'
-# CPU starved the real node's workload and test/e2e's timelines (load 37).
+# TEST_STREAMS=2: once gofmt has passed and the end-to-end tools are built,
+# two streams side by side: the end-to-end packages, and the manifests, unit
+# tests, static checks and integration tests in a CPU cgroup of their own with
+# a low weight (hack/background-cpu.sh: they get the CPU the end-to-end tests
+# and the real node's pods leave over; nice does not do that, the pods are a
+# cgroup of their own). Race unit tests come before vet and staticcheck: on a
+# cold cache they then compile nothing the end-to-end packages compile. Each
+# line says its stream ("e2e|", "checks|").
 TEST_STREAMS ?= 1
 test: verify-gofmt e2e-tools
 ifeq ($(TEST_STREAMS),1)
@@ -47,9 +48,9 @@ test-stream-e2e:
 	$(MAKE) --no-print-directory test-e2e-packages 2>&1 | sed -u 's/^/e2e| /'
 
 test-stream-checks:
-	for goal in verify-manifests verify-chart test-unit verify test-integration; do \
-	  nice -n 5 $(MAKE) --no-print-directory $$goal || exit; \
-	done 2>&1 | sed -u 's/^/checks| /'
+	hack/background-cpu.sh bash -c 'for goal in verify-manifests verify-chart test-unit verify test-integration; do \
+	  $(MAKE) --no-print-directory $$goal || exit; \
+	done' 2>&1 | sed -u 's/^/checks| /'
 
 ## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guards on the files one evaluation (issue 21) and one adapter request (issue 30) run through
 test-unit:
