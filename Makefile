@@ -27,16 +27,16 @@ image:
 verify-images:
 	$(GO) run ./hack/image --reproduce $(IMAGE_FLAGS)
 
-## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests; one after another; TEST_STREAMS=2 runs the end-to-end packages and the rest side by side once the tools are built (a cold machine; docs/development.md)
-# TEST_STREAMS=2: once gofmt has passed and the end-to-end tools are built,
+## test: everything CI runs: static checks, manifests, unit tests (race, fuzz seeds), integration and end-to-end tests; once the tools are built, the end-to-end packages and the rest side by side, the rest in a low-weight CPU cgroup (TEST_STREAMS=1: one after another; docs/development.md)
+# TEST_STREAMS=2 (the default): once gofmt has passed and the end-to-end tools are built,
 # two streams side by side: the end-to-end packages, and the manifests, unit
 # tests, static checks and integration tests in a CPU cgroup of their own with
 # a low weight (hack/background-cpu.sh: they get the CPU the end-to-end tests
 # and the real node's pods leave over; nice does not do that, the pods are a
 # cgroup of their own). Race unit tests come before vet and staticcheck: on a
 # cold cache they then compile nothing the end-to-end packages compile. Each
-# line says its stream ("e2e|", "checks|").
-TEST_STREAMS ?= 1
+# line says its stream ("e2e|", "checks|"). TEST_STREAMS=1: one stage after another.
+TEST_STREAMS ?= 2
 test: verify-gofmt e2e-tools
 ifeq ($(TEST_STREAMS),1)
 	$(MAKE) --no-print-directory verify verify-manifests verify-chart test-unit test-integration test-e2e-packages
