@@ -39,6 +39,14 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 command -v apt-get >/dev/null 2>&1 || { log "missing ${missing[*]} and apt-get is unavailable"; exit 1; }
 
+# One installer at a time on this machine (make test's two streams may both
+# install): apt-get fails rather than waits on dpkg's lock, and the
+# policy-rc.d file below is shared. Held until this script exits.
+APT_LOCK="${TMPDIR:-/tmp}/ebbflow-apt.lock"
+: >>"${APT_LOCK}" 2>/dev/null || true
+exec 9<"${APT_LOCK}"
+flock 9
+
 POLICY=/usr/sbin/policy-rc.d
 created_policy=false
 cleanup() { [[ $created_policy == true ]] && "${SUDO[@]}" rm -f "$POLICY"; return 0; }

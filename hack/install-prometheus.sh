@@ -54,6 +54,14 @@ if ! command -v apt-get >/dev/null 2>&1; then
 	exit 1
 fi
 
+# One installer at a time on this machine (make test's two streams may both
+# install): apt-get fails rather than waits on dpkg's lock, and the
+# policy-rc.d file below is shared. Held until this script exits.
+APT_LOCK="${TMPDIR:-/tmp}/ebbflow-apt.lock"
+: >>"${APT_LOCK}" 2>/dev/null || true
+exec 9<"${APT_LOCK}"
+flock 9
+
 # Deny service starts during the install unless a policy is already in place
 # (Debian container images usually ship one that exits 101).
 POLICY=/usr/sbin/policy-rc.d

@@ -206,10 +206,9 @@ func (c *Controller) persist(ctx context.Context, key string, k Kind, obj *Objec
 	if d := res.Direction(); d != "" {
 		m.decision(d)
 	}
-	out := &res.Outline
-	klog.FromContext(ctx).V(2).Info("Evaluated", "outcome", out.Outcome, "currentReplicas", out.CurrentReplicas,
-		"desiredReplicas", out.DesiredReplicas, "winningMetric", out.WinningMetric, "steps", evaluation.StageNames(out),
-		"scaled", out.Scaled, "notScaledReason", out.NotScaledReason, "scaleTarget", targetName(obj))
+	if logger := klog.FromContext(ctx).V(2); logger.Enabled() {
+		logEvaluated(logger, res, targetName(obj))
+	}
 	switch {
 	case res.Err != nil:
 		if err != nil {

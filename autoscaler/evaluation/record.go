@@ -169,6 +169,19 @@ func DecodeRecord(s string) (*v1alpha1.DecisionRecord, error) {
 	return &r, nil
 }
 
+// Winner returns the record of the metric whose proposal won (its value as
+// read, the replicas it proposed, its reason), or nil when none won: what a
+// log line of the evaluation needs to explain the proposal without the whole
+// record.
+func (r *Result) Winner() *v1alpha1.MetricRecord {
+	w := r.winner()
+	if w == nil {
+		return nil
+	}
+	rec := metricRecord(*w)
+	return &rec
+}
+
 // winner returns the metric whose proposal won, if any.
 func (r *Result) winner() *Metric {
 	a := r.Decision.Aggregate

@@ -44,6 +44,11 @@ type scenario struct {
 
 func (s scenario) build(t *testing.T) v1alpha1.DecisionRecord {
 	t.Helper()
+	res := s.evaluate()
+	return res.Record()
+}
+
+func (s scenario) evaluate() Result {
 	in := Input{
 		Spec:     Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &s.min, MaxReplicas: s.max, Behavior: s.behavior}, Extensions: s.ext},
 		Settings: DefaultSettings(), Namespace: "ns", Target: "Deployment/ns/web",
@@ -63,8 +68,7 @@ func (s scenario) build(t *testing.T) v1alpha1.DecisionRecord {
 		in.Readings = append(in.Readings, r)
 	}
 	// As the controller: every stage, the write succeeding.
-	res := Evaluate(in, func(int32, string) (time.Time, error) { return recordNow, nil })
-	return res.Record()
+	return Evaluate(in, func(int32, string) (time.Time, error) { return recordNow, nil })
 }
 
 func stagesOf(r v1alpha1.DecisionRecord) []string { return StageNames(&r) }
@@ -159,6 +163,32 @@ func TestBuildMetrics(t *testing.T) {
 	}
 	if rec.Proposal == nil || *rec.Proposal != 8 {
 		t.Errorf("proposal = %v", rec.Proposal)
+	}
+}
+
+// Winner is the record of the metric whose proposal won: the second of two
+// here (40/10 = 4 per replica × 2 against 90/10 × 2), none when every
+// metric failed.
+func TestWinner(t *testing.T) {
+	res := scenario{current: 2, min: 1, max: 30, values: []int64{40, 90}, targets: []string{"20", "10"}}.evaluate()
+	w := res.Winner()
+	if w == nil {
+		t.Fatal("no winner")
+	}
+	if w.Name != "m1" || w.Value.String() != "90" || w.Target.String() != "10" || w.Replicas == nil || *w.Replicas != 18 {
+		t.Errorf("winner = %+v (value %v, target %v, replicas %v), want m1 at 90 against 10 proposing 18", w, w.Value, w.Target, w.Replicas)
+	}
+	if got := res.Outline.WinningMetric; got != w.Name {
+		t.Errorf("outline's winning metric %q, Winner's %q", got, w.Name)
+	}
+
+	spec := externalSpec("queue", "10")
+	minR := int32(1)
+	failed := Evaluate(Input{Spec: Spec{HPA: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: &minR, MaxReplicas: 10, Metrics: []autoscalingv2.MetricSpec{spec}}},
+		Settings: DefaultSettings(), Scale: Scale{SpecReplicas: 3, StatusReplicas: 3},
+		Readings: []Reading{{Spec: spec, Err: errors.New("unable to fetch metrics")}}, Now: recordNow, Memory: &Memory{}}, nil)
+	if w := failed.Winner(); w != nil {
+		t.Errorf("winner of a failed evaluation = %+v, want none", w)
 	}
 }
 
