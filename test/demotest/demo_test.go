@@ -70,7 +70,11 @@ func interruptDemo(t *testing.T, root string, sig syscall.Signal, group bool) {
 	out := &output{row: make(chan struct{}), eof: make(chan struct{})}
 	cmd := exec.Command("make", "--no-print-directory", "demo", demoFlags)
 	cmd.Dir = root
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's foreground job
+	// Its own group, as a terminal's foreground job; if this test process dies
+	// (a go test timeout, make test's stream killed), make gets SIGTERM — the
+	// path TestDemoTearsDownOnSignal/SIGTERMToMake checks — instead of running on
+	// outside every group its killer signals.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
