@@ -55,12 +55,13 @@ endif
 # 128, and the checks took half the CPU from the Kubernetes build (11 min
 # 14 s against 6-7 min on a fresh machine).
 test-stream-e2e:
-	EBBFLOW_TOOLS_NICE=$${EBBFLOW_TOOLS_NICE:-0} $(MAKE) --no-print-directory e2e-tools test-e2e-packages 2>&1 | sed -u 's/^/e2e| /'
+	{ EBBFLOW_TOOLS_NICE=$${EBBFLOW_TOOLS_NICE:-0} $(MAKE) --no-print-directory e2e-tools test-e2e-packages; \
+	  rc=$$?; echo "stream CPU, user and system (the stream's shell, then all it ran):"; times; exit $$rc; } 2>&1 | sed -u 's/^/e2e| /'
 
 test-stream-checks:
-	hack/background-cpu.sh bash -c 'for goal in test-unit verify verify-manifests verify-chart test-integration; do \
-	  $(MAKE) --no-print-directory $$goal || exit; \
-	done' 2>&1 | sed -u 's/^/checks| /'
+	hack/background-cpu.sh bash -c 'rc=0; for goal in test-unit verify verify-manifests verify-chart test-integration; do \
+	  $(MAKE) --no-print-directory $$goal || { rc=$$?; break; }; \
+	done; echo "stream CPU, user and system (the stream'"'"'s shell, then all it ran):"; times; exit $$rc' 2>&1 | sed -u 's/^/checks| /'
 
 ## test-unit: unit tests with the race detector; fuzz targets run their seed corpus; the guards on the files one evaluation (issue 21) and one adapter request (issue 30) run through
 test-unit:

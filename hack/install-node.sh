@@ -39,29 +39,8 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 fi
 command -v apt-get >/dev/null 2>&1 || { log "missing ${missing[*]} and apt-get is unavailable"; exit 1; }
 
-# One installer at a time on this machine (make test's two streams may both
-# install): apt-get fails rather than waits on dpkg's lock, and the
-# policy-rc.d file below is shared. Held until this script exits.
-APT_LOCK="${TMPDIR:-/tmp}/ebbflow-apt.lock"
-: >>"${APT_LOCK}" 2>/dev/null || true
-exec 9<"${APT_LOCK}"
-flock 9
-
-POLICY=/usr/sbin/policy-rc.d
-created_policy=false
-cleanup() { [[ $created_policy == true ]] && "${SUDO[@]}" rm -f "$POLICY"; return 0; }
-trap cleanup EXIT
-if [[ ! -e $POLICY ]]; then
-	printf '#!/bin/sh\n# added by hack/install-node.sh\nexit 101\n' | "${SUDO[@]}" tee "$POLICY" >/dev/null
-	"${SUDO[@]}" chmod 0755 "$POLICY"
-	created_policy=true
-fi
-
-APT_OPTS=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-log "running apt-get update"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-log "installing ${missing[*]}"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" "${missing[@]}" </dev/null >&2
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_install hack/install-node.sh "${missing[@]}"
 
 if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
 	"${SUDO[@]}" systemctl disable --now containerd.service >/dev/null 2>&1 || true

@@ -54,38 +54,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
 	exit 1
 fi
 
-# One installer at a time on this machine (make test's two streams may both
-# install): apt-get fails rather than waits on dpkg's lock, and the
-# policy-rc.d file below is shared. Held until this script exits.
-APT_LOCK="${TMPDIR:-/tmp}/ebbflow-apt.lock"
-: >>"${APT_LOCK}" 2>/dev/null || true
-exec 9<"${APT_LOCK}"
-flock 9
-
-# Deny service starts during the install unless a policy is already in place
-# (Debian container images usually ship one that exits 101).
-POLICY=/usr/sbin/policy-rc.d
-created_policy=false
-cleanup() {
-	if [[ $created_policy == true ]]; then
-		"${SUDO[@]}" rm -f "$POLICY"
-	fi
-}
-trap cleanup EXIT
-if [[ ! -e $POLICY ]]; then
-	printf '#!/bin/sh\n# added by hack/install-prometheus.sh\nexit 101\n' |
-		"${SUDO[@]}" tee "$POLICY" >/dev/null
-	"${SUDO[@]}" chmod 0755 "$POLICY"
-	created_policy=true
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-APT_OPTS=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-
-log "running apt-get update"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-log "installing the prometheus package"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" prometheus </dev/null >&2
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_install hack/install-prometheus.sh prometheus
 
 # Make sure the packaged service is not left running.
 if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then

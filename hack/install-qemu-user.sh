@@ -39,23 +39,13 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 command -v apt-get >/dev/null 2>&1 || { log "qemu-user-static is missing and apt-get is unavailable"; exit 1; }
 
-# One installer at a time on this machine (make test's two streams may both
-# install): apt-get fails rather than waits on dpkg's lock, and the
-# policy-rc.d file below is shared. Held until this script exits.
-APT_LOCK="${TMPDIR:-/tmp}/ebbflow-apt.lock"
-: >>"${APT_LOCK}" 2>/dev/null || true
-exec 9<"${APT_LOCK}"
-flock 9
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 # binfmt_misc entries (all but its control files) before the install.
 entries() { [[ -e $BINFMT/register ]] || return 0; find "$BINFMT" -mindepth 1 -maxdepth 1 ! -name register ! -name status -printf '%f\n' | sort; }
 before=$(entries)
 
-APT_OPTS=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
-log "running apt-get update"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-log "installing qemu-user-static"
-"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${APT_OPTS[@]}" qemu-user-static </dev/null >&2
+apt_install hack/install-qemu-user.sh qemu-user-static
 
 after=$(entries)
 added=$(comm -13 <(printf '%s\n' "$before") <(printf '%s\n' "$after") | sed '/^$/d')

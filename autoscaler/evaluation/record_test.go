@@ -167,8 +167,8 @@ func TestBuildMetrics(t *testing.T) {
 }
 
 // Winner is the record of the metric whose proposal won: the second of two
-// here (40/10 = 4 per replica × 2 against 90/10 × 2), none when every
-// metric failed.
+// here (at 2 replicas, 40 against a target of 20 proposes 2 × 2 = 4; 90
+// against 10 proposes 2 × 9 = 18), none when every metric failed.
 func TestWinner(t *testing.T) {
 	res := scenario{current: 2, min: 1, max: 30, values: []int64{40, 90}, targets: []string{"20", "10"}}.evaluate()
 	w := res.Winner()

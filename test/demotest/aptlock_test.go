@@ -10,44 +10,57 @@ import (
 	"github.com/ebbflow/ebbflow/test/buildtools"
 )
 
-// TestInstallersTakeTurns runs two copies of hack/install-node.sh side by
-// side, as make test's two streams may, with a package missing and apt-get
-// replaced by a script that logs when each call starts and ends: the calls
-// of one installer must not overlap the other's (apt-get fails rather than
-// waits on dpkg's lock). The copies' package, proof and policy-rc.d paths
+// TestInstallersTakeTurns runs two copies of hack/install-node.sh (with the
+// hack/lib/apt.sh it sources) side by side, as make test's two streams may,
+// with a package missing and apt-get replaced by a script that logs when
+// each call starts and ends: the calls of one installer must not overlap the
+// other's (apt-get fails rather than waits on dpkg's lock). The copies' package, proof and policy-rc.d paths
 // point into a temporary directory, and so does TMPDIR (the lock), so the
 // machine's own installs are neither touched nor waited on.
 func TestInstallersTakeTurns(t *testing.T) {
 	root := buildtools.MustRepoRoot(t)
-	script, err := os.ReadFile(filepath.Join(root, "hack", "install-node.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	proof, policy, aptLog := filepath.Join(dir, "proof"), filepath.Join(dir, "policy-rc.d"), filepath.Join(dir, "apt.log")
-	s := string(script)
-	for old, repl := range map[string]string{
-		"\nPACKAGES=(":                     "\nPACKAGES=(fakepkg)\n#(",
-		"\nPROOFS=(":                       "\nPROOFS=(" + proof + ")\n#(",
-		"\nPOLICY=/usr/sbin/policy-rc.d\n": "\nPOLICY=" + policy + "\n",
-		"\ncontainerd --version":           "\ntrue",
-	} {
-		if strings.Count(s, old) != 1 {
-			t.Fatalf("hack/install-node.sh holds %q %d times, want once (the test's rewrite is out of date)", old, strings.Count(s, old))
-		}
-		s = strings.Replace(s, old, repl, 1)
-	}
-	installer := filepath.Join(dir, "install-node.sh")
+	installer := filepath.Join(dir, "hack", "install-node.sh")
 	bin := filepath.Join(dir, "bin")
-	fakeApt := "#!/usr/bin/env bash\necho \"start $$ $1\" >> " + aptLog + "\nsleep 0.3\n" +
-		"[[ $1 != install ]] || : > " + proof + "\necho \"end $$ $1\" >> " + aptLog + "\n"
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{installer: s, filepath.Join(bin, "apt-get"): fakeApt} {
-		if err := os.WriteFile(name, []byte(body), 0o755); err != nil {
+	for _, d := range []string{filepath.Join(dir, "hack", "lib"), bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	copies := []struct {
+		from, to string
+		rewrites map[string]string
+	}{
+		{"hack/install-node.sh", installer, map[string]string{
+			"\nPACKAGES=(":           "\nPACKAGES=(fakepkg)\n#(",
+			"\nPROOFS=(":             "\nPROOFS=(" + proof + ")\n#(",
+			"\ncontainerd --version": "\ntrue",
+		}},
+		{"hack/lib/apt.sh", filepath.Join(dir, "hack", "lib", "apt.sh"), map[string]string{
+			"\nAPT_POLICY=/usr/sbin/policy-rc.d\n": "\nAPT_POLICY=" + policy + "\n",
+		}},
+	}
+	for _, c := range copies {
+		b, err := os.ReadFile(filepath.Join(root, c.from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		for old, repl := range c.rewrites {
+			if strings.Count(s, old) != 1 {
+				t.Fatalf("%s holds %q %d times, want once (the test's rewrite is out of date)", c.from, old, strings.Count(s, old))
+			}
+			s = strings.Replace(s, old, repl, 1)
+		}
+		if err := os.WriteFile(c.to, []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fakeApt := "#!/usr/bin/env bash\necho \"start $$ $1\" >> " + aptLog + "\nsleep 0.3\n" +
+		"[[ $1 != install ]] || : > " + proof + "\necho \"end $$ $1\" >> " + aptLog + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "apt-get"), []byte(fakeApt), 0o755); err != nil {
+		t.Fatal(err)
 	}
 
 	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "TMPDIR="+dir)
