@@ -78,6 +78,7 @@ type options struct {
 	focus    string
 	skip     string
 	timeout  time.Duration
+	nodes    int // real nodes (cluster.Options.ExtraRealNodes + 1)
 }
 
 func main() {
@@ -92,9 +93,20 @@ func main() {
 	flag.StringVar(&o.out, "out", "_output/k8se2e", "directory of the reports")
 	flag.StringVar(&o.focus, "focus", "", "a ginkgo focus regexp of its own (default: the HPA tests, or the fast subset)")
 	flag.StringVar(&o.skip, "skip", "", "a ginkgo skip regexp (e.g. the fast subset's specs, for a run beside it)")
+	flag.IntVar(&o.nodes, "nodes", 0, "real nodes (1-4) on this machine, each a kubelet with its own containerd reporting the machine's CPUs; 0: 1 with --fast, else 2, which schedule the specs that scale to 5 or 7 pods of 500m on a 2-CPU machine (docs/k8s-e2e.md)")
 	flag.DurationVar(&o.timeout, "timeout", 4*time.Hour, "bound of each mode's e2e run (ginkgo's suite timeout: the spec it interrupts is reported timedout, the rest skipped)")
 	flag.Parse()
 	o.modes = strings.Split(modes, ",")
+	if o.nodes == 0 {
+		o.nodes = 2
+		if o.fast {
+			o.nodes = 1
+		}
+	}
+	if o.nodes < 1 || o.nodes > 4 {
+		fmt.Fprintf(os.Stderr, "k8se2e: --nodes %d: want 1 to 4\n", o.nodes)
+		os.Exit(2)
+	}
 	for _, m := range o.modes {
 		if m != modeEbbflow && m != modeKCM {
 			fmt.Fprintf(os.Stderr, "k8se2e: unknown mode %q\n", m)
@@ -155,6 +167,7 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 		DisableHPAController: o.modes[0] == modeEbbflow,
 		HPASyncPeriod:        syncPeriod,
 		ClusterDNS:           true,
+		ExtraRealNodes:       o.nodes - 1,
 	})
 	if err != nil {
 		return err
@@ -169,7 +182,7 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 			return err
 		}
 	}
-	fmt.Fprintf(log, "k8se2e: imported %s into the node's containerd\n", strings.Join(refs, ", "))
+	fmt.Fprintf(log, "k8se2e: imported %s into the containerd of %d real node(s)\n", strings.Join(refs, ", "), o.nodes)
 	if err := env.RestrictedNamespace(ctx, kit.ChartNS); err != nil {
 		return err
 	}
@@ -185,7 +198,7 @@ func run(ctx context.Context, o options, log io.Writer) (err error) {
 		}
 		runs = append(runs, r)
 	}
-	return writeReport(report{runs: runs, focus: o.focus, skip: o.skip, fast: o.fast, total: time.Since(t0)}, o.out, log)
+	return writeReport(report{runs: runs, focus: o.focus, skip: o.skip, fast: o.fast, nodes: o.nodes, total: time.Since(t0)}, o.out, log)
 }
 
 // writeReport writes out/report.md, prints it and returns its verdict.

@@ -136,6 +136,7 @@ type report struct {
 	focus string
 	skip  string
 	fast  bool
+	nodes int // real nodes; 0: not recorded (one)
 	total time.Duration
 }
 
@@ -165,7 +166,11 @@ func (r report) markdown() string {
 	if r.skip != "" {
 		fmt.Fprintf(&b, " Skip: `%s`.", r.skip)
 	}
-	fmt.Fprintf(&b, " Run %s, %v in all (both modes, the cluster and the images).\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), r.total.Round(time.Second))
+	fmt.Fprintf(&b, " Run %s, %v in all (both modes, the cluster and the images).", time.Now().UTC().Format("2006-01-02 15:04 MST"), r.total.Round(time.Second))
+	if r.nodes > 1 {
+		fmt.Fprintf(&b, " %d real nodes on one machine.", r.nodes)
+	}
+	b.WriteString("\n\n")
 	for _, m := range r.runs {
 		fmt.Fprintf(&b, "- %s: %s in %v (e2e.test exit %d; log `%s/e2e.log`)\n", modeTitle[m.mode], summary(m.cases), m.elapsed.Round(time.Second), m.exit, m.dir)
 	}

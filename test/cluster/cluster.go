@@ -95,6 +95,13 @@ type Options struct {
 	// one real node runs on a machine at a time (a lock). kube-apiserver then
 	// listens on the pod network's gateway (APIServerHost), not loopback.
 	RealNode bool
+	// ExtraRealNodes adds this many more real nodes (0 to 3) beside the
+	// first: kubelets named ebbflow-node-2, -3, … each with its own
+	// containerd, on the same machine and pod network (node_nodes.go). Each
+	// reports the machine's CPUs, so the cluster schedules more requests
+	// than the machine has, as kind's nodes on one host do. Only with
+	// RealNode; images imported with ImportImage go to every node.
+	ExtraRealNodes int
 	// NoFakeNodes starts no kwok and creates no fake Nodes (Nodes is then
 	// ignored), e.g. with RealNode for a cluster of one real node; kwok is then
 	// neither built nor started.
@@ -179,6 +186,7 @@ type Cluster struct {
 	nodeLock     *nodeLock // held from prepareRealNode to stopRealNode
 	ownsNodeLock bool      // taken by prepareRealNode, not Options.nodeLock
 	nodeOwner    nodeOwner
+	extraNodes   []realNode  // Options.ExtraRealNodes
 	watchdog     *watchdog   // sweeps the node if this process dies first
 	dns          *clusterDNS // Options.ClusterDNS
 }
@@ -198,6 +206,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if len(opts.PrometheusBackfill) > 0 && opts.HAPrometheus != nil {
 		return nil, errors.New("cluster: Options.PrometheusBackfill applies to a single Prometheus, not HAPrometheus")
+	}
+	if err := opts.validateExtraNodes(); err != nil {
+		return nil, err
 	}
 	opts = opts.withDefaults()
 	var apis []metricsAPI
@@ -401,6 +412,10 @@ func prepareDir(dir string) error {
 	stale := []string{"pki", "kubeconfigs", "etcd-data", "prometheus", "thanos", "adapter", "kube-apiserver-certs", "kube-controller-manager-certs", auditDir}
 	for _, comp := range []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok, Adapter, Autoscaler, Containerd, Kubelet, KubeScheduler, KubeProxy} {
 		stale = append(stale, comp+".log")
+	}
+	extraLogs, _ := filepath.Glob(filepath.Join(dir, "*-"+RealNodeName+"-*.log")) // extra real nodes'
+	for _, p := range extraLogs {
+		stale = append(stale, filepath.Base(p))
 	}
 	for _, name := range stale {
 		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,16 +68,20 @@ func (c *Cluster) prepareRealNode(ctx context.Context) error {
 	if c.nodeOwner, err = recordNodeOwner(c.node.root, c.dir, c.ownsDir); err != nil {
 		return err
 	}
-	for _, h := range cgroupHierarchies() {
-		if err := os.MkdirAll(filepath.Join(h, nodeCgroup), 0o755); err != nil {
-			return fmt.Errorf("create cgroup %s: %w", nodeCgroup, err)
-		}
-	}
-	ps, err := proc.FreePorts(5)
+	ps, err := proc.FreePorts(5 + 2*c.opts.ExtraRealNodes)
 	if err != nil {
 		return err
 	}
 	c.nodePorts = nodePorts{kubelet: ps[0], kubeletHealthz: ps[1], scheduler: ps[2], proxyHealthz: ps[3], proxyMetrics: ps[4]}
+	c.node.rangeStart, c.node.rangeEnd = podRange(0, 1+c.opts.ExtraRealNodes)
+	c.extraNodes = planExtraNodes(c.node, c.opts.ExtraRealNodes, ps[5:])
+	for _, n := range c.realNodes() {
+		for _, h := range cgroupHierarchies() {
+			if err := os.MkdirAll(filepath.Join(h, n.cgroup), 0o755); err != nil {
+				return fmt.Errorf("create cgroup %s: %w", n.cgroup, err)
+			}
+		}
+	}
 	return installGuard(ctx)
 }
 
@@ -93,18 +96,26 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("bind kube-apiserver's kubelet client: %w", err)
 	}
-	if err := c.startContainerd(ctx); err != nil {
-		return err
+	for _, n := range c.realNodes() {
+		if err := c.startContainerd(ctx, n); err != nil {
+			return err
+		}
 	}
 	if _, err := c.ImportImage(ctx, c.opts.PauseImageTarball); err != nil {
 		return fmt.Errorf("pause image: %w", err)
 	}
-	// kube-proxy after the kubelet: it reads this node's IPs from the Node the
-	// kubelet registers, and exits when they change after it started.
-	for _, start := range []func(context.Context) error{c.startScheduler, c.startKubelet, c.startKubeProxy} {
-		if err := start(ctx); err != nil {
+	if err := c.startScheduler(ctx); err != nil {
+		return err
+	}
+	for _, n := range c.realNodes() {
+		if err := c.startKubelet(ctx, n); err != nil {
 			return err
 		}
+	}
+	// kube-proxy after the kubelet: it reads this node's IPs from the Node the
+	// kubelet registers, and exits when they change after it started.
+	if err := c.startKubeProxy(ctx); err != nil {
+		return err
 	}
 	return c.waitDefaultServiceAccount(ctx)
 }
@@ -137,10 +148,21 @@ func (c *Cluster) stopRealNode(procs map[string]*process) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var errs []error
-	if procs[Kubelet] != nil && !procs[Kubelet].Exited() {
-		errs = append(errs, c.drainRealNode(ctx))
+	nodes := c.realNodes()
+	for _, n := range nodes {
+		if p := procs[n.proc(Kubelet)]; p != nil && !p.Exited() {
+			errs = append(errs, c.drainRealNode(ctx, n))
+		}
 	}
-	for _, name := range []string{Kubelet, KubeProxy, KubeScheduler, Containerd} {
+	var names []string
+	for _, n := range nodes {
+		names = append(names, n.proc(Kubelet))
+	}
+	names = append(names, KubeProxy, KubeScheduler)
+	for _, n := range nodes {
+		names = append(names, n.proc(Containerd))
+	}
+	for _, name := range names {
 		if p := procs[name]; p != nil {
 			p.Stop(stopGrace)
 			delete(procs, name)
@@ -168,28 +190,25 @@ func (c *Cluster) stopRealNode(procs map[string]*process) error {
 	return errors.Join(errs...)
 }
 
-// drainRealNode deletes the pods of the real node at once and waits until the
+// drainRealNode deletes the pods of real node n at once and waits until its
 // kubelet has removed them.
-func (c *Cluster) drainRealNode(ctx context.Context) error {
+func (c *Cluster) drainRealNode(ctx context.Context, n realNode) error {
 	pods := c.client.CoreV1().Pods(metav1.NamespaceAll)
-	sel := metav1.ListOptions{FieldSelector: "spec.nodeName=" + RealNodeName}
+	sel := metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name}
 	list, err := pods.List(ctx, sel)
 	if err != nil {
-		return fmt.Errorf("list pods of the real node: %w", err)
+		return fmt.Errorf("list pods of real node %s: %w", n.name, err)
 	}
 	zero := int64(0)
 	for _, p := range list.Items {
 		_ = c.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		out, err := c.ctr(ctx, "tasks", "ls", "-q")
+		out, err := n.ctr(ctx, "tasks", "ls", "-q")
 		return err == nil && out == "", nil
 	})
 	if err != nil {
-		return fmt.Errorf("containers of the real node still running after its pods were deleted: %w", err)
+		return fmt.Errorf("containers of real node %s still running after its pods were deleted: %w", n.name, err)
 	}
 	return nil
 }
-
-// RealNodePod returns whether pod runs on the real node.
-func RealNodePod(pod *corev1.Pod) bool { return pod.Spec.NodeName == RealNodeName }

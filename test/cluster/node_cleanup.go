@@ -20,9 +20,10 @@ import (
 // processes are gone or must go: container processes and their cgroups,
 // containerd shims, mounts under the node root, kube-proxy's rules (unless
 // another kube-proxy runs), the guard and the bridge, the CNI cache entries,
-// and it restores the kernel settings the run changed. It runs at every
-// stop and, for a run that died, in its watchdog, at the next start or in
-// make clean-node. It returns what it could not undo.
+// the links to its pods' logs, and it restores the kernel settings the run
+// changed. It runs at every stop and, for a run that died, in its watchdog,
+// at the next start or in make clean-node. It returns what it could not
+// undo.
 func sweepNode(ctx context.Context, o nodeOwner, logf func(string, ...any)) error {
 	var errs []error
 	killCgroupTree(nodeCgroup)
@@ -34,6 +35,7 @@ func sweepNode(ctx context.Context, o nodeOwner, logf func(string, ...any)) erro
 	errs = append(errs, removeKubeProxyRules(ctx, o.dir))
 	errs = append(errs, removeGuard(ctx))
 	errs = append(errs, removeCNICache(cniCacheDir, o.root))
+	errs = append(errs, removeContainerLogLinks(containerLogLinks, o.root))
 	errs = append(errs, restoreKernelSettings(o.kernel, logf))
 	return errors.Join(errs...)
 }
@@ -152,6 +154,35 @@ func unmountUnder(root string) error {
 	for _, p := range points {
 		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// containerLogLinks is where every kubelet links its containers' log files:
+// a fixed path, unlike the logs themselves (podLogsDir, below the node root).
+const containerLogLinks = "/var/log/containers"
+
+// removeContainerLogLinks removes the links in dir that point below root
+// (the node's pods' logs); every other entry stays.
+func removeContainerLogLinks(dir, root string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, root+"/") {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

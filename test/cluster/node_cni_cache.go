@@ -62,7 +62,8 @@ func cniCacheOfNode(p, root string) bool {
 		if !ok || !filepath.IsAbs(nodeRoot) {
 			continue
 		}
-		if filepath.Clean(nodeRoot) == filepath.Clean(root) {
+		// The node at root, or an extra real node below it.
+		if n, r := filepath.Clean(nodeRoot), filepath.Clean(root); n == r || strings.HasPrefix(n, r+"/") {
 			return true
 		}
 		if _, err := os.Stat(nodeRoot); errors.Is(err, os.ErrNotExist) {

@@ -9,8 +9,9 @@ import (
 )
 
 // TestRemoveCNICache: the sweep removes the CNI cache entries of its own
-// node (any network, the CRI's cni-loopback included) and of real nodes
-// whose root is gone; another live node's, another runtime's and an
+// node (any network, the CRI's cni-loopback included), of the extra real
+// nodes below its root, and of real nodes whose root is gone; another live
+// node's (one whose root only begins like ours too), another runtime's and an
 // unreadable entry stay.
 func TestRemoveCNICache(t *testing.T) {
 	tmp := t.TempDir()
@@ -18,7 +19,9 @@ func TestRemoveCNICache(t *testing.T) {
 	ours := filepath.Join(tmp, "run-a", "node")
 	live := filepath.Join(tmp, "run-b", "node")
 	dead := filepath.Join(tmp, "run-c", "node") // never created: the run is gone
-	for _, d := range []string{cache, ours, live} {
+	extra := filepath.Join(ours, "nodes", extraRealNodeName(1))
+	lookalike := ours + "x"
+	for _, d := range []string{cache, ours, live, extra, lookalike} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -33,6 +36,8 @@ func TestRemoveCNICache(t *testing.T) {
 	entry("cni-loopback-ours-lo", netns(ours))
 	entry("cni-loopback-dead-lo", netns(dead))
 	entry("cni-loopback-live-lo", netns(live))
+	entry("cni-loopback-extra-lo", netns(extra))
+	entry("cni-loopback-lookalike-lo", netns(lookalike))
 	entry("cni-loopback-foreign-lo", "/var/run/netns/cni-5678")
 	entry("cni-loopback-relative-lo", "gone/node/"+nodeNetnsDir+"/cni-1")
 	entry(cniNetworkName+"-pod-eth0", "/var/run/netns/cni-9")
@@ -51,7 +56,7 @@ func TestRemoveCNICache(t *testing.T) {
 	for _, e := range left {
 		names = append(names, e.Name())
 	}
-	want := []string{"cni-loopback-broken-lo", "cni-loopback-foreign-lo", "cni-loopback-live-lo", "cni-loopback-relative-lo"}
+	want := []string{"cni-loopback-broken-lo", "cni-loopback-foreign-lo", "cni-loopback-live-lo", "cni-loopback-lookalike-lo", "cni-loopback-relative-lo"}
 	if !slices.Equal(names, want) {
 		t.Errorf("left %v, want %v", names, want)
 	}

@@ -50,10 +50,20 @@ type nodePaths struct {
 	runcRoot                      string
 	cniConf, cniData              string
 	kubeletRoot, resolvConf       string
+	// podLogs is the kubelet's podLogsDir: below the root, not the machine's
+	// /var/log/pods, so the pods' logs go with the run (a kubelet also
+	// removes from it what belongs to pods it does not know, which would
+	// be another real node's).
+	podLogs string
+	// rangeStart and rangeEnd bound the pod addresses this node's containerd
+	// hands out (extra real nodes share podCIDR); empty: all of it.
+	rangeStart, rangeEnd string
 }
 
-func newNodePaths(dir string) nodePaths {
-	root := filepath.Join(dir, "node")
+func newNodePaths(dir string) nodePaths { return newNodePathsAt(filepath.Join(dir, "node")) }
+
+// newNodePathsAt lays out a node's directories and files below root.
+func newNodePathsAt(root string) nodePaths {
 	return nodePaths{
 		root:           root,
 		containerdRoot: filepath.Join(root, "containerd", "root"),
@@ -65,6 +75,7 @@ func newNodePaths(dir string) nodePaths {
 		cniData:        filepath.Join(root, "cni", "ipam"),
 		kubeletRoot:    filepath.Join(root, "kubelet"),
 		resolvConf:     filepath.Join(root, "resolv.conf"),
+		podLogs:        filepath.Join(root, "pod-logs"),
 	}
 }
 
@@ -112,6 +123,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 // host-local addresses from podCIDR with their data under the run, no
 // masquerading (nothing may leave), and port mappings.
 func (p nodePaths) cniConfig() ([]byte, error) {
+	r := map[string]string{"subnet": podCIDR, "gateway": podGateway}
+	if p.rangeStart != "" {
+		r["rangeStart"], r["rangeEnd"] = p.rangeStart, p.rangeEnd
+	}
 	conf := map[string]any{
 		"cniVersion": "0.4.0",
 		"name":       cniNetworkName,
@@ -120,7 +135,7 @@ func (p nodePaths) cniConfig() ([]byte, error) {
 				"type": "bridge", "bridge": nodeBridge, "isGateway": true, "ipMasq": false, "hairpinMode": true,
 				"ipam": map[string]any{
 					"type":    "host-local",
-					"ranges":  [][]map[string]string{{{"subnet": podCIDR, "gateway": podGateway}}},
+					"ranges":  [][]map[string]string{{r}},
 					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
 					"dataDir": p.cniData,
 				},
@@ -135,7 +150,7 @@ func (p nodePaths) cniConfig() ([]byte, error) {
 // resolv.conf (a resolver on the pod's own loopback: a name lookup in a pod
 // fails inside the pod instead of asking a resolver off the machine).
 func (p nodePaths) writeNodeFiles() error {
-	for _, d := range []string{p.containerdRoot, p.containerdRun, p.runcRoot, p.cniConf, p.cniData, p.kubeletRoot} {
+	for _, d := range []string{p.containerdRoot, p.containerdRun, p.runcRoot, p.cniConf, p.cniData, p.kubeletRoot, p.podLogs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
@@ -157,21 +172,27 @@ func (p nodePaths) writeNodeFiles() error {
 	return nil
 }
 
-// startContainerd starts the node's containerd and waits until it answers.
-func (c *Cluster) startContainerd(ctx context.Context) error {
-	p := c.node
+// startContainerd starts node n's containerd and waits until it answers.
+func (c *Cluster) startContainerd(ctx context.Context, n realNode) error {
+	p := n.paths
 	if err := p.writeNodeFiles(); err != nil {
 		return err
 	}
-	proc, err := c.launchEnv(Containerd, "containerd", []string{"--config=" + p.config, "--log-level=warn"}, registryGuardEnv...)
+	proc, err := c.launchEnv(n.proc(Containerd), "containerd", []string{"--config=" + p.config, "--log-level=warn"}, registryGuardEnv...)
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, "containerd", containerdTimeout, proc, func(ctx context.Context) (bool, error) {
-		_, err := c.ctr(ctx, "version")
+	if err := waitFor(ctx, n.proc(Containerd), containerdTimeout, proc, func(ctx context.Context) (bool, error) {
+		_, err := n.ctr(ctx, "version")
 		return err == nil, err
 	}); err != nil {
 		return err
+	}
+	if n.name != RealNodeName {
+		// One path, the first node's: the kubelets' pod metrics come from
+		// their own containerd (CRI stats), /metrics/cadvisor's labels of
+		// an extra node's containers are missing.
+		return nil
 	}
 	return linkCadvisorSocket(p.socket, c.logf)
 }
@@ -216,7 +237,12 @@ func (c *Cluster) ctr(ctx context.Context, args ...string) (string, error) {
 	return Ctr{Address: c.node.socket, Namespace: containerdNS}.Run(ctx, args...)
 }
 
-// Ctr runs Debian's ctr against the real node's containerd in the k8s.io
+// ctr runs Debian's ctr against n's containerd in the k8s.io namespace.
+func (n realNode) ctr(ctx context.Context, args ...string) (string, error) {
+	return Ctr{Address: n.paths.socket, Namespace: containerdNS}.Run(ctx, args...)
+}
+
+// Ctr runs Debian's ctr against the (first) real node's containerd in the k8s.io
 // namespace and returns its combined output, for tests that read what the
 // kubelet made (`containers info`, `tasks ls`); the error carries the output.
 func (c *Cluster) Ctr(ctx context.Context, args ...string) (string, error) {
@@ -226,17 +252,28 @@ func (c *Cluster) Ctr(ctx context.Context, args ...string) (string, error) {
 	return c.ctr(ctx, args...)
 }
 
-// ImportImage imports an OCI or Docker image tarball into the node's
-// containerd, for pods with imagePullPolicy IfNotPresent or Never; the names
-// come from the tarball. It returns the names imported.
+// ImportImage imports an OCI or Docker image tarball into the containerd of
+// every real node, for pods with imagePullPolicy IfNotPresent or Never; the
+// names come from the tarball. It returns the names imported.
 func (c *Cluster) ImportImage(ctx context.Context, tarball string) ([]string, error) {
 	if !c.opts.RealNode {
 		return nil, fmt.Errorf("import %s: the cluster has no real node", tarball)
 	}
-	out, err := c.ctr(ctx, "images", "import", "--platform", "linux/amd64", tarball)
-	if err != nil {
-		return nil, err
+	var names []string
+	for _, n := range c.realNodes() {
+		out, err := n.ctr(ctx, "images", "import", "--platform", "linux/amd64", tarball)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.name, err)
+		}
+		if names, err = importedNames(out); err != nil {
+			return nil, fmt.Errorf("import %s into node %s: %w", tarball, n.name, err)
+		}
 	}
+	return names, nil
+}
+
+// importedNames reads the image names from ctr images import's output.
+func importedNames(out string) ([]string, error) {
 	var names []string
 	for line := range strings.Lines(out) {
 		// ctr 1.6 prints "unpacking NAME (sha256:...)...done".
@@ -245,7 +282,7 @@ func (c *Cluster) ImportImage(ctx context.Context, tarball string) ([]string, er
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("import %s: ctr imported no named image: %s", tarball, out)
+		return nil, fmt.Errorf("ctr imported no named image: %s", out)
 	}
 	return names, nil
 }

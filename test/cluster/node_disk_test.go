@@ -36,7 +36,7 @@ func TestKubeletEvictionThresholds(t *testing.T) {
 	var cfg struct {
 		EvictionHard map[string]string `json:"evictionHard"`
 	}
-	if err := yaml.Unmarshal([]byte(c.kubeletConfig("/s.crt", "/s.key")), &cfg); err != nil {
+	if err := yaml.Unmarshal([]byte(c.kubeletConfig(c.realNodes()[0], "/s.crt", "/s.key")), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"nodefs.available", "imagefs.available"} {

@@ -43,8 +43,9 @@ type nodePorts struct {
 // the run's; image garbage collection off (the images were imported, there is
 // no registry to pull them again); disk eviction at an absolute threshold
 // (node_disk.go); protectKernelDefaults, so that the kubelet
-// changes no kernel setting (the run sets them, see nodeKernelSettings).
-func (c *Cluster) kubeletConfig(certFile, keyFile string) string {
+// changes no kernel setting (the run sets them, see nodeKernelSettings); the
+// pods' logs below the node root (nodePaths.podLogs).
+func (c *Cluster) kubeletConfig(n realNode, certFile, keyFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -82,9 +83,10 @@ maxPods: 110
 rotateCertificates: false
 serverTLSBootstrap: false
 shutdownGracePeriod: 0s
-`, nodeCgroup, podGateway, c.nodePorts.kubelet, c.nodePorts.kubeletHealthz, certFile, keyFile, c.pki.caFile,
-		c.node.socket, c.node.resolvConf, c.kubeletClusterDNS(), evictionDiskAvailable, evictionDiskAvailable,
-		kubeletSyncSeconds, podCIDR)
+podLogsDir: %s
+`, n.cgroup, podGateway, n.kubeletPort, n.healthzPort, certFile, keyFile, c.pki.caFile,
+		n.paths.socket, n.paths.resolvConf, c.kubeletClusterDNS(), evictionDiskAvailable, evictionDiskAvailable,
+		kubeletSyncSeconds, podCIDR, n.paths.podLogs)
 }
 
 // kubeletClusterDNS is the kubelet's clusterDNS line (with its newline), or
@@ -96,24 +98,24 @@ func (c *Cluster) kubeletClusterDNS() string {
 	return "clusterDNS: [" + podGateway + "]\n"
 }
 
-// startKubelet starts the kubelet of the real node and waits until its Node
+// startKubelet starts the kubelet of real node n and waits until its Node
 // is Ready.
-func (c *Cluster) startKubelet(ctx context.Context) error {
+func (c *Cluster) startKubelet(ctx context.Context, n realNode) error {
 	pki := c.pki
-	serving, err := pki.clusterCA.Issue(certs.Spec{CommonName: RealNodeName, Server: true,
-		IPs: append(certs.LoopbackIPs(), net.ParseIP(podGateway)), DNSNames: []string{RealNodeName, "localhost"}})
+	serving, err := pki.clusterCA.Issue(certs.Spec{CommonName: n.name, Server: true,
+		IPs: append(certs.LoopbackIPs(), net.ParseIP(podGateway)), DNSNames: []string{n.name, "localhost"}})
 	if err != nil {
 		return err
 	}
-	certFile, keyFile, err := serving.Write(pki.dir, "kubelet-serving")
+	certFile, keyFile, err := serving.Write(pki.dir, n.proc(Kubelet)+"-serving")
 	if err != nil {
 		return err
 	}
-	client, err := pki.clusterCA.Issue(certs.Spec{CommonName: "system:node:" + RealNodeName, Orgs: []string{"system:nodes"}})
+	client, err := pki.clusterCA.Issue(certs.Spec{CommonName: "system:node:" + n.name, Orgs: []string{"system:nodes"}})
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := c.writeKubeconfig("kubelet", client)
+	kubeconfig, err := c.writeKubeconfig(n.proc(Kubelet), client)
 	if err != nil {
 		return err
 	}
@@ -126,16 +128,16 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 			return err
 		}
 	}
-	config := filepath.Join(c.node.root, "kubelet.yaml")
-	if err := os.WriteFile(config, []byte(c.kubeletConfig(certFile, keyFile)), 0o644); err != nil {
+	config := filepath.Join(n.paths.root, "kubelet.yaml")
+	if err := os.WriteFile(config, []byte(c.kubeletConfig(n, certFile, keyFile)), 0o644); err != nil {
 		return fmt.Errorf("write kubelet configuration: %w", err)
 	}
-	p, err := c.launch(Kubelet, c.tools.kubelet, []string{
+	p, err := c.launch(n.proc(Kubelet), c.tools.kubelet, []string{
 		"--config=" + config,
 		"--kubeconfig=" + kubeconfig,
-		"--root-dir=" + c.node.kubeletRoot,
-		"--cert-dir=" + filepath.Join(c.node.root, "kubelet-certs"),
-		"--hostname-override=" + RealNodeName,
+		"--root-dir=" + n.paths.kubeletRoot,
+		"--cert-dir=" + filepath.Join(n.paths.root, "kubelet-certs"),
+		"--hostname-override=" + n.name,
 		"--node-ip=" + podGateway,
 		"--node-labels=ebbflow.dev/node=real",
 		"--v=1",
@@ -143,13 +145,13 @@ func (c *Cluster) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, "real node Ready", realNodeTimeout, p, func(ctx context.Context) (bool, error) {
-		n, err := c.client.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+	return waitFor(ctx, "real node "+n.name+" Ready", realNodeTimeout, p, func(ctx context.Context) (bool, error) {
+		node, err := c.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if !nodeReady(n) {
-			return false, fmt.Errorf("node %s not Ready", RealNodeName)
+		if !nodeReady(node) {
+			return false, fmt.Errorf("node %s not Ready", n.name)
 		}
 		return true, nil
 	})

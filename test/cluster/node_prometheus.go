@@ -39,16 +39,18 @@ func (c *Cluster) PodPrometheusPort() int {
 // namespaces) and the bridge's address are dialled.
 func (c *Cluster) nodeScrapeConfigs(certFile, keyFile string) string {
 	tls := fmt.Sprintf("{ca_file: %q, cert_file: %q, key_file: %q}", c.pki.caFile, certFile, keyFile)
-	kubelet := net.JoinHostPort(podGateway, strconv.Itoa(c.nodePorts.kubelet))
 	job := func(path string) string {
-		return fmt.Sprintf(`- job_name: kubelet%[1]s
+		s := fmt.Sprintf(`- job_name: kubelet%[1]s
   scheme: https
   metrics_path: %[1]s
   tls_config: %[2]s
   static_configs:
-  - targets: [%[3]q]
-    labels: {node: %[4]q, metrics_path: %[1]q}
-`, path, tls, kubelet, RealNodeName)
+`, path, tls)
+		for _, n := range c.realNodes() {
+			kubelet := net.JoinHostPort(podGateway, strconv.Itoa(n.kubeletPort))
+			s += fmt.Sprintf("  - targets: [%q]\n    labels: {node: %q, metrics_path: %q}\n", kubelet, n.name, path)
+		}
+		return s
 	}
 	return fmt.Sprintf(`- job_name: kubernetes-pods
   kubernetes_sd_configs:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,11 +26,12 @@ import (
 
 // TestRealNode runs real pods as a user's cluster does: a queue and a worker
 // of the sample application, under the restricted Pod Security Standard,
-// scheduled by kube-scheduler onto the kubelet, talking through a Service
-// (kube-proxy) from a pod, reached from the host through the same Service,
-// with the kubelet's resource metrics read through kube-apiserver. After Stop
-// nothing of the node is left on the machine and every kernel setting has its
-// value of before. The test holds the real-node lock from before the start
+// scheduled by kube-scheduler onto two real nodes (the first and an extra
+// one, Options.ExtraRealNodes), the worker on the other node from the queue,
+// talking through a Service (kube-proxy) from a pod, reached from the host
+// through the same Service, with the kubelets' resource metrics read through
+// kube-apiserver. After Stop nothing of either node is left on the machine
+// and every kernel setting has its value of before. The test holds the real-node lock from before the start
 // to after those checks, so another run (another package, another engineer)
 // cannot hold state of its own on the machine meanwhile.
 func TestRealNode(t *testing.T) {
@@ -37,7 +39,7 @@ func TestRealNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	kernelBefore := sysctlSnapshot(t)
-	c, err := Start(ctx, Options{RealNode: true, NoAdapter: true, Nodes: 1, Log: testLog{t}, nodeLock: lock})
+	c, err := Start(ctx, Options{RealNode: true, ExtraRealNodes: 1, NoAdapter: true, Nodes: 1, Log: testLog{t}, nodeLock: lock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +76,10 @@ func TestRealNode(t *testing.T) {
 
 	queueSvc := createService(ctx, t, cs, ns, "queue")
 	queueURL := "http://" + queueSvc + ":80"
+	second := extraRealNodeName(1)
 	for _, d := range []*appsv1.Deployment{
-		restrictedDeployment("queue", image, "--mode=queue"),
-		restrictedDeployment("worker", image, "--mode=worker", "--queue-url="+queueURL, "--cpu-per-message=1ms"),
+		onNode(restrictedDeployment("queue", image, "--mode=queue"), RealNodeName),
+		onNode(restrictedDeployment("worker", image, "--mode=worker", "--queue-url="+queueURL, "--cpu-per-message=1ms"), second),
 	} {
 		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -118,13 +121,24 @@ func TestRealNode(t *testing.T) {
 		t.Fatalf("the worker pod did not drain the queue through the Service: %v", err)
 	}
 
-	// The kubelet's resource metrics, read as kube-apiserver reads them.
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", RealNodeName, "proxy/metrics/resource").DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("kubelet /metrics/resource through kube-apiserver: %v", err)
-	}
-	if want := `container_cpu_usage_seconds_total{container="worker",namespace="smoke"`; !strings.Contains(string(raw), want) {
-		t.Errorf("kubelet /metrics/resource lacks %s:\n%.2000s", want, raw)
+	assertPodsOnTheirNodes(ctx, t, cs, ns, map[string]string{"queue": RealNodeName, "worker": second})
+
+	// Each kubelet's resource metrics, read as kube-apiserver reads them:
+	// each has its own pod's, not the other's.
+	for node, pod := range map[string][2]string{RealNodeName: {"queue", "worker"}, second: {"worker", "queue"}} {
+		raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy/metrics/resource").DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("kubelet /metrics/resource of %s through kube-apiserver: %v", node, err)
+		}
+		metric := func(container string) string {
+			return `container_cpu_usage_seconds_total{container="` + container + `",namespace="smoke"`
+		}
+		if !strings.Contains(string(raw), metric(pod[0])) {
+			t.Errorf("kubelet /metrics/resource of %s lacks %s:\n%.2000s", node, metric(pod[0]), raw)
+		}
+		if strings.Contains(string(raw), metric(pod[1])) {
+			t.Errorf("kubelet /metrics/resource of %s has %s, a container of the other node", node, metric(pod[1]))
+		}
 	}
 
 	assertPullsGoToTheGuard(ctx, t, cs, ns)
@@ -135,6 +149,11 @@ func TestRealNode(t *testing.T) {
 	}
 	assertNodeLeftNothing(t, root)
 	assertSysctlsUnchanged(t, kernelBefore, sysctlSnapshot(t))
+	// The pods' logs were below the node root, not in the machine's
+	// /var/log/pods, where a killed kubelet leaves them.
+	if m, _ := filepath.Glob("/var/log/pods/" + ns + "_*"); len(m) > 0 {
+		t.Errorf("pod logs of the run in /var/log/pods: %v", m)
+	}
 }
 
 // holdNodeLock takes the real-node lock for the test (lockCleanMachine)
@@ -205,6 +224,34 @@ func assertPullsGoToTheGuard(ctx context.Context, t *testing.T, cs kubernetes.In
 		t.Fatalf("a pull did not go to the registry guard %s; last waiting state: %q", RegistryGuard, last)
 	}
 	t.Logf("pull refused by the guard: %s", last)
+}
+
+// onNode pins d's pods to the Node named node.
+func onNode(d *appsv1.Deployment, node string) *appsv1.Deployment {
+	d.Spec.Template.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	return d
+}
+
+// assertPodsOnTheirNodes checks that the pods of each app run on their node,
+// whose capacity is the machine's CPUs.
+func assertPodsOnTheirNodes(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string, want map[string]string) {
+	t.Helper()
+	for app, node := range want {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil || len(pods.Items) != 1 {
+			t.Fatalf("pods of %s: %d, %v; want one", app, len(pods.Items), err)
+		}
+		if got := pods.Items[0].Spec.NodeName; got != node || !RealNodePod(&pods.Items[0]) {
+			t.Errorf("pod of %s on node %q, want the real node %s", app, got, node)
+		}
+		n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := n.Status.Capacity.Cpu().Value(), int64(runtime.NumCPU()); got != want {
+			t.Errorf("node %s has %d CPUs of capacity, want the machine's %d", node, got, want)
+		}
+	}
 }
 
 // restrictedDeployment is a one-replica Deployment of the sample application
@@ -326,6 +373,12 @@ func assertNodeLeftNothing(t *testing.T, root string) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(cniCacheDir, cniNetworkName+"-*")); len(m) > 0 {
 		t.Errorf("CNI cache entries left: %v", m)
+	}
+	links, _ := os.ReadDir(containerLogLinks)
+	for _, l := range links {
+		if target, err := os.Readlink(filepath.Join(containerLogLinks, l.Name())); err == nil && strings.HasPrefix(target, root+"/") {
+			t.Errorf("link to a pod's log left: %s -> %s", filepath.Join(containerLogLinks, l.Name()), target)
+		}
 	}
 	if target, err := os.Readlink(cadvisorSocket); err == nil && strings.HasPrefix(target, root+"/") {
 		t.Errorf("%s still links to the run's containerd", cadvisorSocket)

@@ -92,11 +92,14 @@ type Options struct {
 	HPASyncPeriod time.Duration
 	// ClusterDNS gives pods the cluster's Service names (cluster.Options.ClusterDNS).
 	ClusterDNS bool
+	// ExtraRealNodes adds real nodes beside the first (cluster.Options.ExtraRealNodes).
+	ExtraRealNodes int
 }
 
-// Start builds (or finds) helm, starts the cluster with one real node and
-// no host-process adapter, and imports the images of ebbflow-adapter,
-// ebbflow-autoscaler and ebbflow-sampleapp into the node's containerd. On
+// Start builds (or finds) helm, starts the cluster with one real node (and
+// Options.ExtraRealNodes more) and no host-process adapter, and imports the
+// images of ebbflow-adapter, ebbflow-autoscaler and ebbflow-sampleapp into
+// the nodes' containerd. On
 // error nothing it started is left running.
 func Start(ctx context.Context, opts Options) (*Env, error) {
 	log := opts.Log
@@ -126,6 +129,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		DisableHPAController: opts.DisableHPAController,
 		HPASyncPeriod:        opts.HPASyncPeriod,
 		ClusterDNS:           opts.ClusterDNS,
+		ExtraRealNodes:       opts.ExtraRealNodes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
