@@ -166,24 +166,11 @@ const containerLogLinks = "/var/log/containers"
 // removeContainerLogLinks removes the links in dir that point below root
 // (the node's pods' logs); every other entry stays.
 func removeContainerLogLinks(dir, root string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	var errs []error
-	for _, e := range entries {
+	return removeEntries(dir, func(e os.DirEntry, p string) bool {
 		if e.Type()&os.ModeSymlink == 0 {
-			continue
+			return false
 		}
-		p := filepath.Join(dir, e.Name())
-		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, root+"/") {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
+		target, err := os.Readlink(p)
+		return err == nil && strings.HasPrefix(target, root+"/")
+	})
 }

@@ -20,6 +20,15 @@ const nodeNetnsDir = "containerd/state/io.containerd.grpc.v1.cri/netns"
 // every run left an entry per pod. Entries of another runtime, or of a node
 // whose root still exists (another run), are left alone.
 func removeCNICache(dir, root string) error {
+	return removeEntries(dir, func(e os.DirEntry, p string) bool {
+		return strings.HasPrefix(e.Name(), cniNetworkName+"-") || cniCacheOfNode(p, root)
+	})
+}
+
+// removeEntries removes the entries of dir that pick chooses (pick gets the
+// entry and its path); a missing dir has none. It goes on past a failed
+// removal and returns every error.
+func removeEntries(dir string, pick func(e os.DirEntry, path string) bool) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -30,7 +39,7 @@ func removeCNICache(dir, root string) error {
 	var errs []error
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
-		if !strings.HasPrefix(e.Name(), cniNetworkName+"-") && !cniCacheOfNode(p, root) {
+		if !pick(e, p) {
 			continue
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
