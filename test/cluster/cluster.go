@@ -181,12 +181,11 @@ type Cluster struct {
 	kcm ControllerManagerOptions // of the running kube-controller-manager
 
 	// The real node (Options.RealNode).
-	node         nodePaths
-	nodePorts    nodePorts
-	nodeLock     *nodeLock // held from prepareRealNode to stopRealNode
-	ownsNodeLock bool      // taken by prepareRealNode, not Options.nodeLock
+	nodes        []realNode // the first, then Options.ExtraRealNodes
+	nodePorts    nodePorts  // of the components the nodes share
+	nodeLock     *nodeLock  // held from prepareRealNode to stopRealNode
+	ownsNodeLock bool       // taken by prepareRealNode, not Options.nodeLock
 	nodeOwner    nodeOwner
-	extraNodes   []realNode  // Options.ExtraRealNodes
 	watchdog     *watchdog   // sweeps the node if this process dies first
 	dns          *clusterDNS // Options.ClusterDNS
 }

@@ -60,22 +60,21 @@ func (c *Cluster) prepareRealNode(ctx context.Context) error {
 	if err := checkNodeDisk(c.dir); err != nil {
 		return err
 	}
-	c.node = newNodePaths(c.dir)
-	// What an earlier cluster in the same Dir left, now unmounted.
-	if err := os.RemoveAll(c.node.root); err != nil {
-		return fmt.Errorf("clean %s: %w", c.node.root, err)
-	}
-	if c.nodeOwner, err = recordNodeOwner(c.node.root, c.dir, c.ownsDir); err != nil {
-		return err
-	}
-	ps, err := proc.FreePorts(5 + 2*c.opts.ExtraRealNodes)
+	ps, err := proc.FreePorts(3 + 2*(1+c.opts.ExtraRealNodes))
 	if err != nil {
 		return err
 	}
-	c.nodePorts = nodePorts{kubelet: ps[0], kubeletHealthz: ps[1], scheduler: ps[2], proxyHealthz: ps[3], proxyMetrics: ps[4]}
-	c.node.rangeStart, c.node.rangeEnd = podRange(0, 1+c.opts.ExtraRealNodes)
-	c.extraNodes = planExtraNodes(c.node, c.opts.ExtraRealNodes, ps[5:])
-	for _, n := range c.realNodes() {
+	c.nodePorts = nodePorts{scheduler: ps[0], proxyHealthz: ps[1], proxyMetrics: ps[2]}
+	c.nodes = planNodes(c.dir, c.opts.ExtraRealNodes, ps[3:])
+	root := c.nodes[0].paths.root
+	// What an earlier cluster in the same Dir left, now unmounted.
+	if err := os.RemoveAll(root); err != nil {
+		return fmt.Errorf("clean %s: %w", root, err)
+	}
+	if c.nodeOwner, err = recordNodeOwner(root, c.dir, c.ownsDir); err != nil {
+		return err
+	}
+	for _, n := range c.nodes {
 		for _, h := range cgroupHierarchies() {
 			if err := os.MkdirAll(filepath.Join(h, n.cgroup), 0o755); err != nil {
 				return fmt.Errorf("create cgroup %s: %w", n.cgroup, err)
@@ -96,7 +95,7 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("bind kube-apiserver's kubelet client: %w", err)
 	}
-	for _, n := range c.realNodes() {
+	for _, n := range c.nodes {
 		if err := c.startContainerd(ctx, n); err != nil {
 			return err
 		}
@@ -107,7 +106,7 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	if err := c.startScheduler(ctx); err != nil {
 		return err
 	}
-	for _, n := range c.realNodes() {
+	for _, n := range c.nodes {
 		if err := c.startKubelet(ctx, n); err != nil {
 			return err
 		}
@@ -148,7 +147,7 @@ func (c *Cluster) stopRealNode(procs map[string]*process) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var errs []error
-	nodes := c.realNodes()
+	nodes := c.nodes
 	for _, n := range nodes {
 		if p := procs[n.proc(Kubelet)]; p != nil && !p.Exited() {
 			errs = append(errs, c.drainRealNode(ctx, n))

@@ -231,10 +231,10 @@ func unlinkCadvisorSocket(root string) error {
 	return nil
 }
 
-// ctr runs Debian's ctr against the node's containerd in the k8s.io
+// ctr runs Debian's ctr against the first node's containerd in the k8s.io
 // namespace (the one the kubelet's images and containers live in).
 func (c *Cluster) ctr(ctx context.Context, args ...string) (string, error) {
-	return Ctr{Address: c.node.socket, Namespace: containerdNS}.Run(ctx, args...)
+	return c.nodes[0].ctr(ctx, args...)
 }
 
 // ctr runs Debian's ctr against n's containerd in the k8s.io namespace.
@@ -260,7 +260,7 @@ func (c *Cluster) ImportImage(ctx context.Context, tarball string) ([]string, er
 		return nil, fmt.Errorf("import %s: the cluster has no real node", tarball)
 	}
 	var names []string
-	for _, n := range c.realNodes() {
+	for _, n := range c.nodes {
 		out, err := n.ctr(ctx, "images", "import", "--platform", "linux/amd64", tarball)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.name, err)

@@ -32,11 +32,11 @@ func TestNodeDiskVerdict(t *testing.T) {
 // TestKubeletEvictionThresholds: the real node's kubelet evicts on disk at
 // an absolute threshold, never a percentage of a big shared filesystem.
 func TestKubeletEvictionThresholds(t *testing.T) {
-	c := &Cluster{pki: &pki{caFile: "/ca.crt"}, node: newNodePaths("/tmp/run")}
+	c := &Cluster{pki: &pki{caFile: "/ca.crt"}, nodes: planNodes("/tmp/run", 0, []int{10250, 10248})}
 	var cfg struct {
 		EvictionHard map[string]string `json:"evictionHard"`
 	}
-	if err := yaml.Unmarshal([]byte(c.kubeletConfig(c.realNodes()[0], "/s.crt", "/s.key")), &cfg); err != nil {
+	if err := yaml.Unmarshal([]byte(c.kubeletConfig(c.nodes[0], "/s.crt", "/s.key")), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"nodefs.available", "imagefs.available"} {

@@ -30,11 +30,10 @@ const (
 	kubeletSyncSeconds = 10
 )
 
-// nodePorts are the real node's ports: the kubelet serves on podGateway
-// (kube-apiserver and Prometheus reach it there), health endpoints on
-// loopback.
+// nodePorts are the loopback ports of the components the real nodes share
+// (each kubelet's are in its realNode).
 type nodePorts struct {
-	kubelet, kubeletHealthz, scheduler, proxyHealthz, proxyMetrics int
+	scheduler, proxyHealthz, proxyMetrics int
 }
 
 // kubeletConfig is the KubeletConfiguration of the real node. What this

@@ -1,8 +1,9 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"fmt"
-	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -65,9 +66,8 @@ func podRange(k, n int) (first, last string) {
 	if n <= 1 {
 		return "", ""
 	}
-	_, cidr, _ := net.ParseCIDR(podCIDR)
-	ones, bits := cidr.Mask.Size()
-	hosts := 1<<(bits-ones) - 3 // without the network, the gateway and broadcast
+	prefix := netip.MustParsePrefix(podCIDR).Masked()
+	hosts := 1<<(prefix.Addr().BitLen()-prefix.Bits()) - 3 // without the network, the gateway and broadcast
 	size := hosts / n
 	start := 2 + k*size
 	end := start + size - 1
@@ -75,34 +75,32 @@ func podRange(k, n int) (first, last string) {
 		end = hosts + 1
 	}
 	at := func(i int) string {
-		ip := cidr.IP.To4()
-		v := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3]) + uint32(i)
-		return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).String()
+		b := prefix.Addr().As4()
+		binary.BigEndian.PutUint32(b[:], binary.BigEndian.Uint32(b[:])+uint32(i))
+		return netip.AddrFrom4(b).String()
 	}
 	return at(start), at(end)
 }
 
-// planExtraNodes lays out the extra nodes below the first node's root and
-// cgroup, on the given ports (two each) and their part of the pod range.
-func planExtraNodes(first nodePaths, count int, ports []int) []realNode {
-	var nodes []realNode
-	for k := 1; k <= count; k++ {
-		name := extraRealNodeName(k)
-		p := newNodePathsAt(filepath.Join(first.root, "nodes", name))
-		p.rangeStart, p.rangeEnd = podRange(k, count+1)
-		nodes = append(nodes, realNode{
-			name: name, paths: p, cgroup: nodeCgroup + "/" + name,
-			kubeletPort: ports[2*(k-1)], healthzPort: ports[2*(k-1)+1],
-		})
+// planNodes lays out the run's real nodes in dir: the first at the node
+// root with cgroup nodeCgroup, then extra ones below its root and cgroup;
+// each on two of ports (the kubelet's, its health endpoint's) and with its
+// part of the pod range.
+func planNodes(dir string, extra int, ports []int) []realNode {
+	first := newNodePaths(dir)
+	nodes := make([]realNode, 0, 1+extra)
+	for k := 0; k <= extra; k++ {
+		n := realNode{name: RealNodeName, paths: first, cgroup: nodeCgroup,
+			kubeletPort: ports[2*k], healthzPort: ports[2*k+1]}
+		if k > 0 {
+			n.name = extraRealNodeName(k)
+			n.paths = newNodePathsAt(filepath.Join(first.root, "nodes", n.name))
+			n.cgroup = nodeCgroup + "/" + n.name
+		}
+		n.paths.rangeStart, n.paths.rangeEnd = podRange(k, extra+1)
+		nodes = append(nodes, n)
 	}
 	return nodes
-}
-
-// realNodes returns the run's real nodes, the first one first.
-func (c *Cluster) realNodes() []realNode {
-	first := realNode{name: RealNodeName, paths: c.node, cgroup: nodeCgroup,
-		kubeletPort: c.nodePorts.kubelet, healthzPort: c.nodePorts.kubeletHealthz}
-	return append([]realNode{first}, c.extraNodes...)
 }
 
 // validateExtraNodes checks Options.ExtraRealNodes.

@@ -64,11 +64,8 @@ func TestValidateExtraNodes(t *testing.T) {
 // first node's, ports and a pod logs directory of its own, and its
 // containerd hands out only its part of the pod range.
 func TestExtraNodeKubelet(t *testing.T) {
-	c := &Cluster{pki: &pki{caFile: "/ca.crt"}, node: newNodePaths("/tmp/run"),
-		nodePorts: nodePorts{kubelet: 10250, kubeletHealthz: 10248}}
-	c.node.rangeStart, c.node.rangeEnd = podRange(0, 2)
-	c.extraNodes = planExtraNodes(c.node, 1, []int{20250, 20248})
-	nodes := c.realNodes()
+	c := &Cluster{pki: &pki{caFile: "/ca.crt"}, nodes: planNodes("/tmp/run", 1, []int{10250, 10248, 20250, 20248})}
+	nodes := c.nodes
 	if len(nodes) != 2 || nodes[1].name != RealNodeName+"-2" {
 		t.Fatalf("nodes %+v", nodes)
 	}
@@ -98,8 +95,8 @@ func TestExtraNodeKubelet(t *testing.T) {
 			t.Errorf("node %s: kubelet configuration %+v, want %+v", nodes[i].name, cfgs[i], want[i])
 		}
 	}
-	if !strings.HasPrefix(nodes[1].paths.root, c.node.root+"/") || nodes[1].proc(Kubelet) != Kubelet+"-"+nodes[1].name {
-		t.Errorf("extra node's root %s is not below the first's %s, or its kubelet is named %s", nodes[1].paths.root, c.node.root, nodes[1].proc(Kubelet))
+	if !strings.HasPrefix(nodes[1].paths.root, nodes[0].paths.root+"/") || nodes[1].proc(Kubelet) != Kubelet+"-"+nodes[1].name {
+		t.Errorf("extra node's root %s is not below the first's %s, or its kubelet is named %s", nodes[1].paths.root, nodes[0].paths.root, nodes[1].proc(Kubelet))
 	}
 	for i, n := range nodes {
 		var conf struct {

@@ -46,7 +46,7 @@ func (c *Cluster) nodeScrapeConfigs(certFile, keyFile string) string {
   tls_config: %[2]s
   static_configs:
 `, path, tls)
-		for _, n := range c.realNodes() {
+		for _, n := range c.nodes {
 			kubelet := net.JoinHostPort(podGateway, strconv.Itoa(n.kubeletPort))
 			s += fmt.Sprintf("  - targets: [%q]\n    labels: {node: %q, metrics_path: %q}\n", kubelet, n.name, path)
 		}

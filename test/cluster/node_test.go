@@ -43,7 +43,7 @@ func TestRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := c.node.root
+	root := c.nodes[0].paths.root
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -444,7 +444,7 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	firstRoot := first.node.root
+	firstRoot := first.nodes[0].paths.root
 	runPod(first, "first")
 	first.mu.Lock()
 	for _, name := range []string{Kubelet, KubeProxy, KubeScheduler, Containerd} {
@@ -474,7 +474,7 @@ func TestRealNodeSweepsAKilledRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secondRoot := second.node.root
+	secondRoot := second.nodes[0].paths.root
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), firstRoot+"/") {
 		t.Errorf("mounts of the killed run under %s survived the next start", firstRoot)
 	}

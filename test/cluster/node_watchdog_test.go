@@ -184,7 +184,7 @@ func dyingRun() {
 		_ = c.Stop()
 		os.Exit(3)
 	}
-	fmt.Printf("READY root=%s dir=%s\n", c.node.root, c.dir)
+	fmt.Printf("READY root=%s dir=%s\n", c.nodes[0].paths.root, c.dir)
 	panic("test timed out after 5m0s (as testing's alarm panics)")
 }
 
