@@ -28,7 +28,8 @@ type rampStep struct {
 }
 
 // replicaWatch records the Deployment's spec.replicas every second (the
-// scale writes) until stopped, as the list of distinct values in order.
+// scale writes) until stopped, and once more when stopped, as the list of
+// distinct values in order.
 type replicaWatch struct {
 	mu     sync.Mutex
 	values []int32
@@ -44,25 +45,33 @@ func watchReplicas(ns, name string) *replicaWatch {
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			r, err := deploymentReplicas(ctx, ns, name)
-			cancel()
-			w.mu.Lock()
-			switch {
-			case err != nil:
-				w.errs++
-			case len(w.values) == 0 || w.values[len(w.values)-1] != r:
-				w.values = append(w.values, r)
-			}
-			w.mu.Unlock()
+			w.poll(ns, name)
 			select {
 			case <-w.stop:
+				// Once more: what the caller saw before ending is recorded
+				// too, even if it came after the last tick.
+				w.poll(ns, name)
 				return
 			case <-tick.C:
 			}
 		}
 	}()
 	return w
+}
+
+// poll reads the Deployment's replicas once and records a change.
+func (w *replicaWatch) poll(ns, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := deploymentReplicas(ctx, ns, name)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil:
+		w.errs++
+	case len(w.values) == 0 || w.values[len(w.values)-1] != r:
+		w.values = append(w.values, r)
+	}
 }
 
 // seen returns the distinct values recorded so far.
