@@ -334,8 +334,16 @@ func runE2E(ctx context.Context, env *kit.Env, bin, mode string, o options, log 
 	}
 	fmt.Fprintf(log, "k8se2e: mode %s: %s %s\n", mode, bin, strings.Join(args, " "))
 	t0 := time.Now()
+	// e2e.test leaves files of its own (test-kuberc*) in TMPDIR: it gets a
+	// directory of the run's, removed when it ends.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return modeRun{}, err
+	}
+	defer os.RemoveAll(tmp)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.WaitDelay = time.Minute
 	runErr := cmd.Run()

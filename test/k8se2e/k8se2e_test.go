@@ -34,6 +34,7 @@ func TestKubernetesHPAE2EFastSubset(t *testing.T) {
 		t.Fatalf("go build ./hack/k8se2e: %v\n%s", err, out)
 	}
 	out := t.TempDir()
+	started := time.Now()
 	cmd := exec.CommandContext(ctx, bin, "--fast", "--modes=ebbflow", "--out="+out, "--timeout=25m")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -47,5 +48,12 @@ func TestKubernetesHPAE2EFastSubset(t *testing.T) {
 			t.Logf("end of e2e.test's log:\n%s", log[len(log)-8000:])
 		}
 		t.Fatalf("hack/k8se2e --fast --modes=ebbflow: %v", err)
+	}
+	// e2e.test writes test-kuberc* directories into its TMPDIR and leaves them.
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "test-kuberc*"))
+	for _, p := range left {
+		if fi, err := os.Stat(p); err == nil && !fi.ModTime().Before(started) {
+			t.Errorf("e2e.test left %s in %s", p, os.TempDir())
+		}
 	}
 }

@@ -65,7 +65,9 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestLeakHelper$", "-test.count=1")
-			cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPIDFile+"="+pidFile)
+			// The helper's own t.TempDir goes with this test's: it exits
+			// without cleanups.
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPIDFile+"="+pidFile, "TMPDIR="+t.TempDir())
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Run(); err == nil {
