@@ -178,9 +178,10 @@ type killResult struct {
 // TestStoreKilledUnderLoad kills the store (SIGKILL) while the adapter reads
 // through it, restarts it after an outage and measures the reads that failed
 // or read wrong, when reads recover, and when Prometheus' remote write has
-// resent the outage's samples. It fails on a wrong read of the fresh rate or
-// the queue, on a failed read before the first kill, and when reads do not
-// recover within the writers' longest back-off and 30 s.
+// resent the outage's samples. It fails on a wrong read of the complete rate
+// or the queue, of the fresh rate from VictoriaMetrics (report says which
+// wrong reads are excused), on a failed read before the first kill, and when
+// reads do not recover within the writers' longest back-off and 30 s.
 func TestStoreKilledUnderLoad(t *testing.T) {
 	t.Parallel()
 	kills, outage, mimirArgs, retryAfter := killPlan(t)
@@ -281,9 +282,11 @@ func overLost(lost []hole, rd read) bool {
 // and logs the figures (lines starting REPORT). why holds the cause of each
 // wrong guarded read (by index in reads). A wrong read fails the test when
 // it is of the queue, when the fresh rate read wrong over a window whose
-// samples were late (the guard's own failure), and when the complete rate
-// read wrong but for scrapes whose values Prometheus itself holds wrong;
-// a fresh rate read wrong over lost samples is the store's loss, counted.
+// samples were late (the guard's own failure) from VictoriaMetrics, and when
+// the complete rate read wrong but for scrapes whose values Prometheus
+// itself holds wrong; a fresh rate read wrong over lost samples is the
+// store's loss, and over late samples from Mimir the race the count guard
+// closes (docs/stores.md): both counted.
 func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, kills, readies []time.Time, results []killResult, outage, retryAfter time.Duration) {
 	var lat []time.Duration
 	plainLow := 0
@@ -298,7 +301,11 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 			lat = append(lat, rd.took)
 		}
 		c, guarded := why[j]
-		excused := guarded && (c == causeScrape || rd.kind == readFreshRate && c == causeLost)
+		// The freshness guard alone can pass over a window Mimir has not
+		// filled yet (its ingesters read without isolation: docs/stores.md);
+		// the count guard, the documented rule, must hold on both stores.
+		freshOnly := rd.kind == readFreshRate && (c == causeLost || k == Mimir && c == causeLate)
+		excused := guarded && (c == causeScrape || freshOnly)
 		if rd.outcome == wrong && rd.kind != readRate && !excused {
 			since := "before the first kill"
 			for i := range kills {
