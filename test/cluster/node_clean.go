@@ -27,6 +27,12 @@ func SweepRealNode(ctx context.Context, log io.Writer) error {
 		return err
 	}
 	defer lock.unlock()
+	return sweepRecordedRun(ctx, logf)
+}
+
+// sweepRecordedRun sweeps the run the owner record names and removes the
+// record; the caller holds the real-node lock.
+func sweepRecordedRun(ctx context.Context, logf func(string, ...any)) error {
 	o, ok := readNodeOwner()
 	if !ok {
 		logf("nothing to sweep: no run left a record in %s", nodeOwnerFile)

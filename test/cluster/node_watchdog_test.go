@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,7 +61,9 @@ func TestRealNodeWatchdogSweepsADeadRun(t *testing.T) {
 
 // TestRealNodeCleanNodeSweepsAKilledRun: a run killed with SIGKILL together
 // with its watchdog leaves its node on the machine (the owner record says
-// so); SweepRealNode (make clean-node) removes all of it on demand.
+// so); make clean-node (SweepRealNode) refuses while the run lives and,
+// once it is dead, its sweep removes all of it. The test holds the lock
+// from the kill to its checks: a dead run's node is visible to no other run.
 func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), nodeLockWait+6*time.Minute) // the run waits for the lock, then starts
 	defer cancel()
@@ -70,27 +73,70 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 	if len(wds) != 1 {
 		t.Fatalf("want the run's one watchdog, found %v", wds)
 	}
+	var out strings.Builder
+	if err := SweepRealNode(ctx, &out); !errors.Is(err, errNodeLockHeld) {
+		t.Errorf("clean-node while the run lives: %v, want it to refuse (%v)", err, errNodeLockHeld)
+	}
+	// Queued for the lock before the kill: the dead run's node is this test's
+	// to sweep, never seen by another run polling for the lock meanwhile (it
+	// would sweep it itself, or, a test, find a dead run's leftovers).
+	lock := queueForNodeLock(ctx, t)
 	_ = syscall.Kill(atoi(wds[0]), syscall.SIGKILL)
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
-	waitGone([]int{atoi(wds[0])}, 10*time.Second) // not our child: its lock goes when it is gone
+	l := <-lock
+	defer l.unlock()
 	if o, ok := readNodeOwner(); !ok || o.root != r.root {
 		t.Fatalf("a run killed with its watchdog should have left its owner record, found %+v", o)
 	}
-	var out strings.Builder
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := SweepRealNode(ctx, &out)
-		if errors.Is(err, errNodeLockHeld) {
-			return false, nil // another run took the lock: it may sweep first
-		}
-		return true, err
-	})
+	err := sweepRecordedRun(ctx, func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) })
 	t.Logf("clean-node:\n%s", out.String())
 	if err != nil {
 		t.Fatalf("clean-node: %v", err)
 	}
-	holdNodeLock(t)
 	assertDeadRunGone(t, r, kernelBefore)
+}
+
+// queueForNodeLock waits for the real-node lock, held by another process, in
+// a blocking flock and returns once the kernel has queued the wait: the
+// lock is the test's as soon as its holders are gone. The channel gives it.
+func queueForNodeLock(ctx context.Context, t *testing.T) <-chan *nodeLock {
+	t.Helper()
+	got := make(chan *nodeLock, 1)
+	failed := make(chan error, 1)
+	go func() {
+		l, err := waitNodeLockBlocking(ctx, t.Logf)
+		if err != nil {
+			failed <- err
+			return
+		}
+		got <- l
+	}()
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-failed:
+			return false, err
+		default:
+		}
+		return len(got) > 0 || flockWaiter(os.Getpid()), nil
+	})
+	if err != nil {
+		t.Fatalf("queue for the real-node lock: %v", err)
+	}
+	return got
+}
+
+// flockWaiter says whether /proc/locks lists a flock that process pid is
+// blocked on ("N: -> FLOCK ADVISORY WRITE <pid> ...").
+func flockWaiter(pid int) bool {
+	b, _ := os.ReadFile("/proc/locks")
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[1] == "->" && f[2] == "FLOCK" && f[5] == strconv.Itoa(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // idleSysctls reads the machine's kernel settings while no run is on it.
