@@ -16,9 +16,7 @@ import (
 // touches a run that is alive: while a run (or its watchdog) holds the
 // real-node lock it sweeps nothing and says so. Progress goes to log.
 func SweepRealNode(ctx context.Context, log io.Writer) error {
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(log, "%s clean-node: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
-	}
+	logf := cleanNodeLog(log)
 	lock, err := tryNodeLock()
 	if errors.Is(err, errNodeLockHeld) {
 		return fmt.Errorf("%w: a run is using the real node; it stops its node itself, or its watchdog sweeps when it dies; nothing swept", err)
@@ -28,6 +26,13 @@ func SweepRealNode(ctx context.Context, log io.Writer) error {
 	}
 	defer lock.unlock()
 	return sweepRecordedRun(ctx, logf)
+}
+
+// cleanNodeLog writes clean-node's progress lines to w.
+func cleanNodeLog(w io.Writer) func(string, ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "%s clean-node: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	}
 }
 
 // sweepRecordedRun sweeps the run the owner record names and removes the

@@ -80,16 +80,15 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 	// Queued for the lock before the kill: the dead run's node is this test's
 	// to sweep, never seen by another run polling for the lock meanwhile (it
 	// would sweep it itself, or, a test, find a dead run's leftovers).
-	lock := queueForNodeLock(ctx, t)
+	takeLock := queueForNodeLock(ctx, t)
 	_ = syscall.Kill(atoi(wds[0]), syscall.SIGKILL)
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
-	l := <-lock
-	defer l.unlock()
+	defer takeLock().unlock()
 	if o, ok := readNodeOwner(); !ok || o.root != r.root {
 		t.Fatalf("a run killed with its watchdog should have left its owner record, found %+v", o)
 	}
-	err := sweepRecordedRun(ctx, func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) })
+	err := sweepRecordedRun(ctx, cleanNodeLog(&out))
 	t.Logf("clean-node:\n%s", out.String())
 	if err != nil {
 		t.Fatalf("clean-node: %v", err)
@@ -99,31 +98,43 @@ func TestRealNodeCleanNodeSweepsAKilledRun(t *testing.T) {
 
 // queueForNodeLock waits for the real-node lock, held by another process, in
 // a blocking flock and returns once the kernel has queued the wait: the
-// lock is the test's as soon as its holders are gone. The channel gives it.
-func queueForNodeLock(ctx context.Context, t *testing.T) <-chan *nodeLock {
+// lock is the test's as soon as its holders are gone. take returns it,
+// failing the test if the wait ends without it (ctx done).
+func queueForNodeLock(ctx context.Context, t *testing.T) (take func() *nodeLock) {
 	t.Helper()
-	got := make(chan *nodeLock, 1)
-	failed := make(chan error, 1)
+	type result struct {
+		l   *nodeLock
+		err error
+	}
+	got := make(chan result, 1)
 	go func() {
 		l, err := waitNodeLockBlocking(ctx, t.Logf)
-		if err != nil {
-			failed <- err
-			return
-		}
-		got <- l
+		got <- result{l, err}
 	}()
+	var r *result
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		select {
-		case err := <-failed:
-			return false, err
+		case res := <-got: // free already, or the wait failed
+			r = &res
+			return true, res.err
 		default:
+			return flockWaiter(os.Getpid()), nil
 		}
-		return len(got) > 0 || flockWaiter(os.Getpid()), nil
 	})
 	if err != nil {
 		t.Fatalf("queue for the real-node lock: %v", err)
 	}
-	return got
+	return func() *nodeLock {
+		t.Helper()
+		if r == nil {
+			res := <-got // waitNodeLockBlocking ends by ctx at the latest
+			r = &res
+		}
+		if r.err != nil {
+			t.Fatalf("wait for the real-node lock: %v", r.err)
+		}
+		return r.l
+	}
 }
 
 // flockWaiter says whether /proc/locks lists a flock that process pid is
