@@ -8,10 +8,11 @@
 # Contract:
 #   - Idempotent: packages already installed are left alone; apt-get update
 #     runs at most once, and only when something is missing.
-#   - Non-interactive, CI-safe; no service is left running: service starts are
-#     denied through policy-rc.d during the install, and a containerd service
-#     that started anyway is stopped (the real node runs its own containerd
-#     with its own root, state and socket).
+#   - Non-interactive, CI-safe; no service starts and no existing service is
+#     touched (hack/lib/apt.sh: starts denied through policy-rc.d, only the
+#     units the install added are disabled). The real node runs its own
+#     containerd with its own root, state and socket; a containerd service
+#     already on the machine keeps running as it was.
 #   - Exits non-zero if a tool is still missing afterwards.
 set -euo pipefail
 
@@ -41,10 +42,6 @@ command -v apt-get >/dev/null 2>&1 || { log "missing ${missing[*]} and apt-get i
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 apt_install hack/install-node.sh "${missing[@]}"
-
-if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
-	"${SUDO[@]}" systemctl disable --now containerd.service >/dev/null 2>&1 || true
-fi
 
 for i in "${!PACKAGES[@]}"; do
 	[[ -e ${PROOFS[$i]} ]] || { log "${PACKAGES[$i]} installed but ${PROOFS[$i]} is missing"; exit 1; }

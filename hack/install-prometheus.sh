@@ -7,9 +7,9 @@
 #     /usr/bin/prometheus) nothing is installed; the version is printed.
 #   - Otherwise installs Debian's "prometheus" package with apt-get, running
 #     "apt-get update" at most once, non-interactively (no stdin needed, CI-safe).
-#   - Leaves no Prometheus service running: service starts are denied through
-#     policy-rc.d for the duration of the install, and a service that started
-#     anyway (systemd or a sysvinit pidfile) is stopped and disabled.
+#   - Starts no service and touches no existing one (hack/lib/apt.sh: starts
+#     denied through policy-rc.d, only the units the install added are
+#     disabled); a Prometheus service already on the machine is left as it is.
 #   - Exits non-zero if Prometheus could not be installed or does not run.
 set -euo pipefail
 
@@ -56,23 +56,6 @@ fi
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 apt_install hack/install-prometheus.sh prometheus
-
-# Make sure the packaged service is not left running.
-if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
-	"${SUDO[@]}" systemctl disable --now prometheus.service >/dev/null 2>&1 || true
-fi
-PIDFILE=/run/prometheus/prometheus.pid
-if [[ -f $PIDFILE ]]; then
-	pid=$(cat "$PIDFILE" 2>/dev/null || true)
-	if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-		log "stopping the packaged prometheus service (pid $pid)"
-		"${SUDO[@]}" kill -TERM "$pid" || true
-		for _ in $(seq 1 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-	fi
-fi
 
 if ! bin=$(find_prometheus); then
 	log "prometheus package installed but no prometheus binary found"

@@ -7,12 +7,19 @@
 #     both install, apt-get fails rather than waits on dpkg's lock, and the
 #     policy-rc.d file below is shared. The lock ($TMPDIR/ebbflow-apt.lock,
 #     fd 9) is held until the sourcing script exits;
-#   - service starts denied (policy-rc.d exits 101) unless a policy is already
-#     in place (Debian container images usually ship one); the file made here
-#     is removed when the install ends, or when the script exits on a failure.
-#     NAME says in the file which installer made it.
+#   - no service started: service starts are denied through policy-rc.d
+#     (exit 101). A policy already in place (Debian container images usually
+#     ship one) is left as it is, and must deny a start: one that allows it
+#     stops the install before apt-get runs. The file made here is removed
+#     when the install ends, or when the script exits on a failure. NAME says
+#     in the file which installer made it;
+#   - no existing service touched: under systemd, only the service units the
+#     install added (absent from `systemctl list-unit-files` before it) are
+#     disabled, so none starts at boot; a unit that existed before is neither
+#     stopped nor disabled, whatever its package.
 
 APT_POLICY=/usr/sbin/policy-rc.d
+APT_SYSTEMD=/run/systemd/system
 apt_made_policy=false
 
 apt_remove_policy() {
@@ -21,6 +28,29 @@ apt_remove_policy() {
 		apt_made_policy=false
 	fi
 	return 0
+}
+
+# apt_policy_denies PKG...: the policy in place answers 101 (forbidden) for a
+# start of containerd and of a service no package has.
+apt_policy_denies() {
+	local id rc
+	for id in containerd ebbflow-apt-probe; do
+		rc=0
+		"$APT_POLICY" "$id" start >/dev/null 2>&1 || rc=$?
+		if [[ $rc -ne 101 ]]; then
+			log "$APT_POLICY answers $rc for \"$id start\", want 101 (deny): an install would start services; not installing (deny starts in $APT_POLICY or install $* by hand)"
+			return 1
+		fi
+	done
+}
+
+apt_systemd() { [[ -d $APT_SYSTEMD ]] && command -v systemctl >/dev/null 2>&1; }
+
+# apt_service_units: the names of the service unit files systemd knows, one a
+# line, sorted.
+apt_service_units() {
+	apt_systemd || return 0
+	systemctl list-unit-files --type=service --no-legend --no-pager 2>/dev/null | awk '{print $1}' | sort -u
 }
 
 apt_install() {
@@ -32,16 +62,25 @@ apt_install() {
 	flock 9
 
 	trap apt_remove_policy EXIT
-	if [[ ! -e $APT_POLICY ]]; then
+	if [[ -e $APT_POLICY ]]; then
+		apt_policy_denies "$@" || return 1
+	else
 		printf '#!/bin/sh\n# added by %s\nexit 101\n' "$name" | "${SUDO[@]}" tee "$APT_POLICY" >/dev/null
 		"${SUDO[@]}" chmod 0755 "$APT_POLICY"
 		apt_made_policy=true
 	fi
 
+	local before unit
+	before=$(apt_service_units)
 	local opts=(-y -q --no-install-recommends -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 	log "running apt-get update"
 	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
 	log "installing $*"
 	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install "${opts[@]}" "$@" </dev/null >&2
 	apt_remove_policy
+
+	for unit in $(comm -13 <(printf '%s\n' "$before") <(apt_service_units) | sed '/^$/d'); do
+		log "disabling $unit, added by the install (it does not start at boot)"
+		"${SUDO[@]}" systemctl disable --now "$unit" >&2
+	done
 }
