@@ -16,6 +16,7 @@ type testCase struct {
 	Status  string // passed, failed, skipped (or errored, timedout, ...)
 	Time    time.Duration
 	Message string // failure or skip message, first line
+	spec    bool   // an [It] spec, not a suite node ([SynchronizedBeforeSuite] ...)
 }
 
 // junit is the part of ginkgo's JUnit report read here.
@@ -56,7 +57,7 @@ func readJUnit(path string) ([]testCase, error) {
 	for _, s := range j.Suites {
 		for _, c := range s.Cases {
 			tc := testCase{Name: strings.TrimPrefix(c.Name, "[It] "), Status: c.Status,
-				Time: time.Duration(c.Time * float64(time.Second))}
+				Time: time.Duration(c.Time * float64(time.Second)), spec: strings.HasPrefix(c.Name, "[It] ")}
 			switch {
 			case c.Failure != nil:
 				tc.Message = c.Failure.Message
@@ -79,7 +80,7 @@ func readJUnit(path string) ([]testCase, error) {
 			if tc.Status == "skipped" && (tc.Message == "" || tc.Message == "skipped") {
 				continue // not in the focus
 			}
-			if !strings.HasPrefix(c.Name, "[It] ") && tc.Status == "passed" {
+			if !tc.spec && tc.Status == "passed" {
 				continue // a suite node ([SynchronizedBeforeSuite], [ReportAfterSuite] ...) that passed
 			}
 			tc.Message = firstLine(tc.Message)
@@ -137,6 +138,7 @@ type report struct {
 	skip  string
 	fast  bool
 	nodes int // real nodes; 0: not recorded (one)
+	want  expectation
 	total time.Duration
 }
 
@@ -226,46 +228,4 @@ func (r report) markdown() string {
 func fmtDur(d time.Duration) string {
 	s := int(d.Round(time.Second).Seconds())
 	return strconv.Itoa(s/60) + "m" + fmt.Sprintf("%02ds", s%60)
-}
-
-// verdict is an error when a test failed against ebbflow-autoscaler but
-// passed against kube-controller-manager (or, without a kcm run, failed at
-// all), or when a run reported nothing.
-func (r report) verdict() error {
-	var eb, kcm map[string]testCase
-	for _, m := range r.runs {
-		if len(m.cases) == 0 {
-			return fmt.Errorf("mode %s: e2e.test ran no test (exit %d): see %s/e2e.log", m.mode, m.exit, m.dir)
-		}
-		cs := map[string]testCase{}
-		for _, c := range m.cases {
-			cs[c.Name] = c
-		}
-		switch m.mode {
-		case modeEbbflow:
-			eb = cs
-		case modeKCM:
-			kcm = cs
-		}
-	}
-	if eb == nil {
-		return nil
-	}
-	var diff []string
-	for n, c := range eb {
-		if c.Status == "passed" || c.Status == "skipped" || c.Status == "timedout" || c.Status == "interrupted" {
-			continue // timedout, interrupted: cut off by the run's --timeout
-		}
-		if kcm != nil {
-			if k, ok := kcm[n]; ok && k.Status != "passed" {
-				continue // fails against kube-controller-manager too: the environment
-			}
-		}
-		diff = append(diff, shortName(n))
-	}
-	if len(diff) > 0 {
-		sort.Strings(diff)
-		return fmt.Errorf("failed in drop-in mode only: %s", strings.Join(diff, "; "))
-	}
-	return nil
 }
