@@ -21,6 +21,7 @@ import (
 	"github.com/ebbflow/ebbflow/adapter/provider"
 	"github.com/ebbflow/ebbflow/adapter/rulefile"
 	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/upstream"
 )
 
 type completedConfig struct {
@@ -32,7 +33,10 @@ type completedConfig struct {
 	// resAPI serves metrics.k8s.io; nil when it is not served.
 	resAPI *resourceAPI
 	reload *reloader
-	server *apiserver.CustomMetricsAdapterServer
+	// upstreams forwards what Ebbflow's rules do not serve; nil without
+	// --upstreams-file.
+	upstreams *upstream.Router
+	server    *apiserver.CustomMetricsAdapterServer
 	// base is the context requests of metrics.k8s.io run under (metrics-server's
 	// getters take none); Run cancels it when its own context is done.
 	base       context.Context
@@ -92,6 +96,9 @@ func (c *Config) Complete() (CompletedConfig, error) {
 	}
 	if cc.apis.External {
 		external = prov
+	}
+	if custom, external, cc.upstreams, err = c.withUpstreams(restConfig, c.Mapper, disc, custom, external); err != nil {
+		return CompletedConfig{}, err
 	}
 	if cc.apis.Resource {
 		// Nil resourceRules (--resource-metrics=enabled): no metrics until a reload.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ebbflow/ebbflow/adapter/prom"
 	"github.com/ebbflow/ebbflow/adapter/rules"
+	"github.com/ebbflow/ebbflow/adapter/upstream"
 )
 
 // Config is validated options turned into what the adapter is built from. It holds
@@ -33,6 +34,8 @@ type Config struct {
 	BackendNames []string
 	// Rules is the rule file at start.
 	Rules *rules.Set
+	// Upstreams are the upstreams of --upstreams-file, in file order.
+	Upstreams []upstream.Config
 	// Registerer receives self-metrics: the API server's /metrics registry unless
 	// set before Complete.
 	Registerer prometheus.Registerer
@@ -56,6 +59,10 @@ func (o *Options) Config() (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	ups, err := opts.loadUpstreams()
+	if err != nil {
+		return nil, err
+	}
 	restConfig, err := kubeConfig(opts.Base)
 	if err != nil {
 		return nil, err
@@ -74,7 +81,7 @@ func (o *Options) Config() (*Config, error) {
 	}
 	return &Config{
 		Options: opts, RESTConfig: restConfig, Mapper: mapper, Prom: pc, Backends: backends, BackendNames: names,
-		Rules: set, Registerer: legacyregistry.Registerer(),
+		Rules: set, Upstreams: ups, Registerer: legacyregistry.Registerer(),
 	}, nil
 }
 

@@ -45,6 +45,9 @@ type Options struct {
 	BackendsFile            string
 	// ResourceMetrics is when metrics.k8s.io is served: auto, enabled or disabled.
 	ResourceMetrics string
+	// UpstreamsFile lists other metrics servers requests are forwarded to
+	// (docs/upstreams.md).
+	UpstreamsFile string
 }
 
 // NewOptions returns options with their defaults.
@@ -77,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NaNValues, "nan-values", o.NaNValues, "What a NaN sample becomes (e.g. a rate ratio with no traffic): zero serves 0, as prometheus-adapter does; drop serves no sample, so autoscalers see the metric as missing. A rule's nanValues overrides it.")
 	fs.StringVar(&o.BackendsFile, "prometheus-backends-file", o.BackendsFile, "YAML file of named Prometheus backends (URL, headers, TLS and auth per backend) that rules select with their backend field; --prometheus-url is the backend named default. Read at start.")
 	fs.StringVar(&o.ResourceMetrics, "resource-metrics", o.ResourceMetrics, "When to serve metrics.k8s.io (pods, nodes) from resourceRules: auto serves it when the rule file has resourceRules at start (prometheus-adapter's behaviour; adding them later needs a restart); enabled always serves it, without metrics until resourceRules are loaded; disabled never does. custom.metrics.k8s.io and external.metrics.k8s.io are always served.")
+	fs.StringVar(&o.UpstreamsFile, "upstreams-file", o.UpstreamsFile, "YAML file of upstream metrics servers (name, url or service, CA, groups, timeout): a custom or external metric Ebbflow's rules do not serve is forwarded to the first upstream listing it, with the adapter's own credentials; upstreams are relisted every --metrics-relist-interval. Read at start.")
 	fs.IntVar(&o.MaxSeries, "metrics-max-series", o.MaxSeries, "Most series one discovery may list; a relist listing more fails and the last good metrics stay served.")
 }
 

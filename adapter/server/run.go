@@ -28,6 +28,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		logger.Info("Prometheus connection option ignored", "reason", note)
 	}
 	logAPIs(logger, c.apis, o.ResourceMetrics, c.rules)
+	logUpstreams(logger, c.upstreams)
 
 	// metrics.k8s.io requests run under the context Complete made: it ends with ctx,
 	// and when Run returns.
@@ -40,6 +41,9 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 		c.resAPI.start(ctx)
 	}
 	go c.disc.Run(ctx, o.RelistInterval)
+	if c.upstreams != nil {
+		go c.upstreams.Run(ctx, o.RelistInterval)
+	}
 	go c.reload.run(ctx, o.ConfigCheckInterval)
 	primeClientCA(ctx, c.server.GenericAPIServer.SecureServingInfo)
 	return c.server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
