@@ -25,12 +25,12 @@ import (
 // floor, must never use fewer replica-hours than the HPA it floors.
 func TestForecastHeldOut(t *testing.T) {
 	began := time.Now()
-	want := os.Getenv("EBBFLOW_STUDY_TRACES")
+	traces, err := SelectTraces(HeldOutTraces(heldOutDir), os.Getenv("EBBFLOW_STUDY_TRACES"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var results []HeldOutResult
-	for _, tr := range HeldOutTraces(heldOutDir) {
-		if want != "" && !strings.Contains(","+want+",", ","+tr.Name+",") {
-			continue
-		}
+	for _, tr := range traces {
 		g, err := Hold(tr, HeldOutStep, HeldOutSpan)
 		if err != nil {
 			t.Fatal(err)
@@ -43,6 +43,9 @@ func TestForecastHeldOut(t *testing.T) {
 		t.Logf("%s: %d steps in %v", tr.Name, len(g.Values), time.Since(start).Round(time.Second))
 		checkHeldOut(t, res)
 		results = append(results, res)
+	}
+	if len(results) != len(traces) {
+		t.Fatalf("%d of the %d traces selected ran", len(results), len(traces))
 	}
 	var tables strings.Builder
 	WriteHeldOutTable(&tables, "**Test span** (the figures to report)", results, true)

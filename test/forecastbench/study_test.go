@@ -64,11 +64,11 @@ type studyTrace struct {
 // steps over span(name) and scaled to the studies' peak.
 func eachStudyTrace(t *testing.T, span func(name string) time.Duration, f func(studyTrace)) {
 	t.Helper()
-	want := os.Getenv("EBBFLOW_STUDY_TRACES")
-	for _, tr := range Traces(tracesDir()) {
-		if want != "" && !strings.Contains(","+want+",", ","+tr.Name+",") {
-			continue
-		}
+	traces, err := SelectTraces(Traces(tracesDir()), os.Getenv("EBBFLOW_STUDY_TRACES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range traces {
 		g, err := Resample(tr, time.Minute, span(tr.Name))
 		if err != nil {
 			t.Fatal(err)
