@@ -34,7 +34,8 @@ type Served struct {
 	// for every metric, and the first rule a reload adds is served at once. An
 	// APIService registered for them is therefore Available from the start.
 	Custom, External bool
-	// Resource is metrics.k8s.io, as --resource-metrics says.
+	// Resource is metrics.k8s.io (v1 and v1beta1, the same answers at both), as
+	// --resource-metrics says.
 	Resource bool
 }
 
@@ -62,7 +63,7 @@ func (a Served) GroupVersions() []schema.GroupVersion {
 		out = append(out, schema.GroupVersion{Group: "external.metrics.k8s.io", Version: "v1beta1"})
 	}
 	if a.Resource {
-		out = append(out, schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"})
+		out = append(out, schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1"}, schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"})
 	}
 	return out
 }

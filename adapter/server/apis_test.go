@@ -195,6 +195,7 @@ const (
 	customV1beta2  = "custom.metrics.k8s.io/v1beta2"
 	externalV1beta = "external.metrics.k8s.io/v1beta1"
 	resourceV1beta = "metrics.k8s.io/v1beta1"
+	resourceV1     = "metrics.k8s.io/v1"
 	externalQueue  = "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/queue_messages_ready"
 	customRequests = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/pods/p/http_requests_total"
 )
@@ -232,8 +233,10 @@ func TestGroupsServedWithoutRules(t *testing.T) {
 			if code, body := f.get(t, externalQueue); code != tt.externalCode {
 				t.Errorf("external metric: %d, want %d: %s", code, tt.externalCode, body)
 			}
-			if code, _ := f.resources(t, resourceV1beta); code != http.StatusNotFound {
-				t.Errorf("metrics.k8s.io served without resourceRules in auto mode: %d", code)
+			for _, gv := range []string{resourceV1, resourceV1beta} {
+				if code, _ := f.resources(t, gv); code != http.StatusNotFound {
+					t.Errorf("%s served without resourceRules in auto mode: %d", gv, code)
+				}
 			}
 		})
 	}
@@ -278,8 +281,10 @@ func TestResourceMetricsModes(t *testing.T) {
 
 	t.Run("enabled without rules", func(t *testing.T) {
 		f := newAPIFixture(t, apigroups.ResourceMetricsEnabled, clusterQueue(t))
-		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
-			t.Fatalf("GET /apis/%s: %d %v, want 200 with pods and nodes", resourceV1beta, code, names)
+		for _, gv := range []string{resourceV1, resourceV1beta} {
+			if code, names := f.resources(t, gv); code != http.StatusOK || len(names) != 2 {
+				t.Fatalf("GET /apis/%s: %d %v, want 200 with pods and nodes", gv, code, names)
+			}
 		}
 		if code, body := f.get(t, listPath); code != http.StatusOK {
 			t.Errorf("pod metrics list: %d %s", code, body)
@@ -302,8 +307,10 @@ func TestResourceMetricsModes(t *testing.T) {
 	})
 	t.Run("disabled with rules", func(t *testing.T) {
 		f := newAPIFixture(t, apigroups.ResourceMetricsDisabled, clusterQueue(t)+replaceWindow("2m"))
-		if code, _ := f.resources(t, resourceV1beta); code != http.StatusNotFound {
-			t.Errorf("metrics.k8s.io served with --resource-metrics=disabled: %d", code)
+		for _, gv := range []string{resourceV1, resourceV1beta} {
+			if code, _ := f.resources(t, gv); code != http.StatusNotFound {
+				t.Errorf("%s served with --resource-metrics=disabled: %d", gv, code)
+			}
 		}
 		if code, _ := f.resources(t, externalV1beta); code != http.StatusOK {
 			t.Errorf("external not served: %d", code)
@@ -311,8 +318,10 @@ func TestResourceMetricsModes(t *testing.T) {
 	})
 	t.Run("auto with rules", func(t *testing.T) {
 		f := newAPIFixture(t, apigroups.ResourceMetricsAuto, clusterQueue(t)+replaceWindow("2m"))
-		if code, names := f.resources(t, resourceV1beta); code != http.StatusOK || len(names) != 2 {
-			t.Errorf("GET /apis/%s: %d %v", resourceV1beta, code, names)
+		for _, gv := range []string{resourceV1, resourceV1beta} {
+			if code, names := f.resources(t, gv); code != http.StatusOK || len(names) != 2 {
+				t.Errorf("GET /apis/%s: %d %v", gv, code, names)
+			}
 		}
 	})
 	t.Run("auto, reload adds rules", func(t *testing.T) {

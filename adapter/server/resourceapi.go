@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -17,22 +16,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
 	generatedcore "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/core"
 	generatedcustommetrics "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/custommetrics"
 	generatedexternalmetrics "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/externalmetrics"
-	msapi "sigs.k8s.io/metrics-server/pkg/api"
-	generatedresourcemetrics "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
 
 	"github.com/ebbflow/ebbflow/adapter/apigroups"
 	"github.com/ebbflow/ebbflow/adapter/objects"
 	"github.com/ebbflow/ebbflow/adapter/provider"
+	"github.com/ebbflow/ebbflow/adapter/resourcemetrics"
 )
 
-// resourceAPI serves metrics.k8s.io (PodMetrics, NodeMetrics) through metrics-server's
-// REST storage, over the pod metadata cache the custom metrics API uses and a node
-// cache holding node metadata only.
+// resourceAPI serves metrics.k8s.io (PodMetrics, NodeMetrics) at v1 and v1beta1
+// through resourcemetrics' REST storage, over the pod metadata cache the custom
+// metrics API uses and a node cache holding node metadata only.
 type resourceAPI struct {
 	provider  *provider.ResourceProvider
 	pods      cache.GenericLister
@@ -55,12 +54,16 @@ func newResourceAPI(lister *objects.CacheLister, prov *provider.ResourceProvider
 }
 
 // install registers metrics.k8s.io on srv and a readiness check for the caches;
-// the node cache starts with start. Requests run under ctx with at most timeout.
+// the node cache starts with start. Each request's reads of the provider take at
+// most timeout and log with ctx's logger.
 func (r *resourceAPI) install(ctx context.Context, srv *genericapiserver.GenericAPIServer, timeout time.Duration) error {
 	nodeInformer := r.nodes.Core().V1().Nodes()
 	nodeLister := nodeInformer.Lister() // registers the informer before start
-	if err := msapi.Install(r.provider.Getter(ctx, timeout), r.pods, nodeLister, srv, nil); err != nil {
-		return fmt.Errorf("install metrics.k8s.io: %w", err)
+	err := resourcemetrics.Install(srv, resourcemetrics.Options{
+		Getter: r.provider, Pods: r.pods, Nodes: nodeLister, Timeout: timeout, Logger: klog.FromContext(ctx),
+	})
+	if err != nil {
+		return err
 	}
 	nodesReady := nodeInformer.Informer().HasSynced
 	return srv.AddReadyzChecks(healthz.NamedCheck("resource-metrics-caches", func(_ *http.Request) error {
@@ -76,7 +79,7 @@ func (r *resourceAPI) start(ctx context.Context) {
 	r.nodes.Start(ctx.Done())
 }
 
-// stripNode keeps what metrics-server's node storage reads: name and labels (for
+// stripNode keeps what the node storage reads: name and labels (for
 // label and field selectors).
 func stripNode(obj any) (any, error) {
 	n, ok := obj.(*corev1.Node)
@@ -100,7 +103,7 @@ func setOpenAPI(generic *genericapiserver.Config, name string, apis apigroups.Se
 		getters = append(getters, generatedexternalmetrics.GetOpenAPIDefinitions)
 	}
 	if apis.Resource {
-		getters = append(getters, generatedresourcemetrics.GetOpenAPIDefinitions)
+		getters = append(getters, resourcemetrics.GetOpenAPIDefinitions)
 	}
 	defs := func(ref openapicommon.ReferenceCallback) map[string]openapicommon.OpenAPIDefinition {
 		out := map[string]openapicommon.OpenAPIDefinition{}
@@ -111,7 +114,7 @@ func setOpenAPI(generic *genericapiserver.Config, name string, apis apigroups.Se
 		}
 		return out
 	}
-	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, msapi.Scheme)
+	namer := openapinamer.NewDefinitionNamer(apiserver.Scheme, resourcemetrics.NewScheme())
 	v2 := genericapiserver.DefaultOpenAPIConfig(defs, namer)
 	v2.Info.Title, v2.Info.Version = name, "1.0.0"
 	v3 := genericapiserver.DefaultOpenAPIV3Config(defs, namer)
