@@ -58,8 +58,8 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 		for _, w := range Warnings(cfg, mapper) {
-			if w.Rule == "" || w.Message == "" {
-				t.Errorf("warning %+v names no rule or says nothing", w)
+			if (w.Rule == "" && w.Field == "" && w.Line == 0) || w.Message == "" {
+				t.Errorf("warning %+v names no rule, field or line, or says nothing", w)
 			}
 		}
 	})

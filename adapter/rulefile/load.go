@@ -14,10 +14,13 @@ import (
 //
 // Every problem is reported at once, as LoadErrors, each with its YAML path and
 // line:column: syntax errors, unknown keys (with a suggestion for near misses),
-// duplicate keys, values of the wrong type (a list where a mapping belongs, "maybe" for
-// a boolean, "5 minutes" for a duration) and non-string keys. A file with more than one
-// YAML document is rejected (prometheus-adapter silently reads only the first). Anchors,
-// aliases and merge keys work as in YAML.
+// duplicate keys, values of the wrong type (a list where a mapping belongs, "maybe" or a
+// quoted "true" for a boolean, "5 minutes" for a duration) and keys that are not strings:
+// what prometheus-adapter's loader (gopkg.in/yaml.v2's UnmarshalStrict) refuses too.
+// What that loader reads past is accepted the same way and reported by Warnings: of a
+// file with more than one YAML document only the first is read, and a null key of a
+// mapping (an override's label) is ignored. Anchors, aliases and merge keys work as in
+// YAML.
 //
 // An empty file, or one holding only comments or null, gives an empty Config. Load does
 // not check meaning (regular expressions, templates, resources); call Validate for that.
@@ -35,16 +38,21 @@ func Load(data []byte) (*File, error) {
 // still decode) it also returns what it read, so callers can validate the rest and
 // report every problem at once. The Config is nil when nothing could be read.
 func LoadPartial(data []byte) (*File, error) {
-	root, err := parseDocument(data, "a rule file")
+	root, rest, err := parseFirstDocument(data)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &File{}
+	if rest != nil {
+		rest.Message = "only the first YAML document is read (as prometheus-adapter does); what follows is ignored"
+		cfg.loadWarnings = append(cfg.loadWarnings, *rest)
+	}
 	if root == nil {
 		return cfg, nil
 	}
 	w := newWalker()
 	w.walk(root, configShape, "")
+	cfg.loadWarnings = append(cfg.loadWarnings, w.warns...)
 	if err := root.Decode(cfg); err != nil {
 		if len(w.errs) > 0 {
 			return nil, LoadErrors(w.errs)
@@ -58,32 +66,43 @@ func LoadPartial(data []byte) (*File, error) {
 }
 
 // parseDocument returns the root node of the only document in data, or nil if the
-// document is empty.
+// document is empty. A second document that is not empty is an error.
 func parseDocument(data []byte, what string) (*yaml.Node, error) {
+	root, rest, err := parseFirstDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	if rest != nil {
+		return nil, LoadErrors{{Line: rest.Line, Column: rest.Column, Message: what + " holds one YAML document, found a second one"}}
+	}
+	return root, nil
+}
+
+// parseFirstDocument returns the root node of the first document in data (nil if it
+// is empty) and, when more follows, a FieldError locating it: a second document that
+// is not empty, or a syntax error after the first document.
+func parseFirstDocument(data []byte) (*yaml.Node, *FieldError, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, syntaxErrors(err)
+		return nil, nil, syntaxErrors(err)
 	}
+	var rest *FieldError
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, syntaxErrors(err)
+		rest = &syntaxErrors(err)[0]
 	case len(next.Content) > 0 && !isNull(next.Content[0]):
-		return nil, LoadErrors{{
-			Line:    next.Content[0].Line,
-			Column:  next.Content[0].Column,
-			Message: what + " holds one YAML document, found a second one",
-		}}
+		rest = &FieldError{Line: next.Content[0].Line, Column: next.Content[0].Column}
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
-		return nil, nil
+		return nil, rest, nil
 	}
-	return doc.Content[0], nil
+	return doc.Content[0], rest, nil
 }
 
 func isNull(n *yaml.Node) bool {

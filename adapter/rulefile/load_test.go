@@ -166,9 +166,13 @@ rules: []
 	doc:  "rules:\n  - seriesQuery: a\n    metricsQuery: b: c\n",
 	want: []string{`line 3: invalid YAML: mapping values are not allowed in this context`},
 }, {
-	name: "second document",
-	doc:  "rules: []\n---\nexternalRules: []\n",
-	want: []string{`line 3:1: a rule file holds one YAML document, found a second one`},
+	name: "quoted boolean, as prometheus-adapter refuses it",
+	doc:  "externalRules:\n- resources: {namespaced: \"false\"}\n",
+	want: []string{`line 2:27: externalRules[0].resources.namespaced: expected true or false, found the string "false" (remove the quotes)`},
+}, {
+	name: "null key of a rule, as prometheus-adapter refuses it",
+	doc:  "rules:\n- seriesQuery: a\n  ~: b\n",
+	want: []string{`line 3:3: rules[0]: expected a string key, found null`},
 }, {
 	name: "unknown key in an anchored mapping is reported once",
 	doc: `rules:
@@ -295,7 +299,7 @@ func TestConfigShapeFollowsTypes(t *testing.T) {
 }
 
 // TestBooleanRule checks the one rule for resources.namespaced: unquoted YAML
-// booleans (1.2's and 1.1's yes/no/on/off, as prometheus-adapter reads them) decode to
+// booleans (1.2's and 1.1's y/n/yes/no/on/off, as prometheus-adapter reads them) decode to
 // their value; anything quoted, and any other word, is an error naming the field.
 func TestBooleanRule(t *testing.T) {
 	for word, want := range yamlBooleans {
@@ -314,9 +318,45 @@ func TestBooleanRule(t *testing.T) {
 			}
 		}
 	}
-	for _, other := range []string{"maybe", "1", "0", "y", "n", "tRue"} {
+	for _, other := range []string{"maybe", "1", "0", "yep", "tRue"} {
 		if _, err := Load([]byte("externalRules:\n- resources:\n    namespaced: " + other + "\n")); err == nil {
 			t.Errorf("namespaced: %s accepted", other)
 		}
+	}
+}
+
+// TestLoadReadsPastWhatPrometheusAdapterDoes: what gopkg.in/yaml.v2, prometheus-adapter's
+// loader, reads past is accepted and becomes a warning with its line.
+func TestLoadReadsPastWhatPrometheusAdapterDoes(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		rules     int
+		want      []string
+	}{
+		{"second document", "rules: [{seriesQuery: a, resources: {template: \"<<.Resource>>\"}, metricsQuery: \"sum(<<.Series>>)\"}]\n---\nexternalRules: [{seriesQuery: b}]\n", 1,
+			[]string{"line 3:1: only the first YAML document is read (as prometheus-adapter does); what follows is ignored"}},
+		{"syntax error after the first document", "rules: [{seriesQuery: a, resources: {template: \"<<.Resource>>\"}, metricsQuery: \"sum(<<.Series>>)\"}]\n---\nrules: [\n", 1,
+			[]string{"line 3: only the first YAML document is read (as prometheus-adapter does); what follows is ignored"}},
+		{"empty second document", "rules: [{seriesQuery: a, resources: {template: \"<<.Resource>>\"}, metricsQuery: \"sum(<<.Series>>)\"}]\n---\n", 1, nil},
+		{"null label of an override", "rules:\n- seriesQuery: a\n  metricsQuery: x\n  resources:\n    overrides:\n      ~: {resource: pod}\n      pod: {resource: pod}\n", 1,
+			[]string{"line 6:7: rules[0].resources.overrides: a null key is ignored (prometheus-adapter reads it as an empty label name, which no series carries)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load([]byte(tt.doc))
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if len(cfg.Rules) != tt.rules || len(cfg.ExternalRules) != 0 {
+				t.Errorf("read %d rules and %d external rules, want %d and 0", len(cfg.Rules), len(cfg.ExternalRules), tt.rules)
+			}
+			var got []string
+			for _, w := range Warnings(cfg, nil) {
+				got = append(got, w.Error())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
 	}
 }

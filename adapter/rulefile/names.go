@@ -42,28 +42,36 @@ func checkFilter(p *problems, field string, f RegexFilter) {
 	checkRegexp(p, field+".isNot", f.IsNot)
 }
 
-// checkName checks name.matches and name.as together.
+// checkName checks name.matches and name.as together, as prometheus-adapter does:
+// name.matches is RE2, and an empty as needs at most one capture group.
 func checkName(p *problems, n NameMapping) {
 	re, err := nameRegexp(n)
 	if err != nil {
 		p.add("name.matches", "invalid regular expression: %v", err)
 		return
 	}
-	groups := re.NumSubexp()
-	if n.As == "" {
-		if groups > 1 {
-			p.add("name.as", "must be set: name.matches has %d capture groups, and an empty as "+
-				"only means $0 (no group) or $1 (one group)", groups)
-		}
+	if groups := re.NumSubexp(); n.As == "" && groups > 1 {
+		p.add("name.as", "must be set: name.matches has %d capture groups, and an empty as "+
+			"only means $0 (no group) or $1 (one group)", groups)
+	}
+}
+
+// nameWarnings reports references of name.as to capture groups name.matches does not
+// have: each expands to nothing, as in prometheus-adapter, so the metric name loses
+// that part (and a rule whose every name is empty yields no metric).
+func nameWarnings(p *problems, n NameMapping) {
+	re, err := nameRegexp(n)
+	if err != nil || n.As == "" {
 		return
 	}
+	groups := re.NumSubexp()
 	for _, ref := range expansionRefs(n.As) {
 		switch {
 		case ref.num > groups:
-			p.add("name.as", "refers to capture group $%d, but name.matches has %s",
+			p.add("name.as", "refers to capture group $%d, but name.matches has %s; it expands to nothing",
 				ref.num, countGroups(groups))
 		case ref.num < 0 && !slices.Contains(re.SubexpNames()[1:], ref.name):
-			p.add("name.as", "refers to capture group %q, which name.matches does not define%s",
+			p.add("name.as", "refers to capture group %q, which name.matches does not define, so it expands to nothing%s",
 				ref.name, numberThenTextHint(ref.name))
 		}
 	}

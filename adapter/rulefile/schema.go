@@ -79,6 +79,8 @@ func shapeOf(t reflect.Type) *shape {
 // walker checks a YAML node tree against a shape and collects every problem.
 type walker struct {
 	errs []FieldError
+	// warns are what the decoder reads past and prometheus-adapter accepts.
+	warns []FieldError
 	// checked records anchored nodes already checked against a shape: each is checked
 	// (and its problems reported) once, however often it is aliased, so that alias
 	// bombs stay linear.
@@ -154,10 +156,11 @@ func (w *walker) walk(n *yaml.Node, s *shape, path string) {
 }
 
 // yamlBooleans are the unquoted words read as booleans: YAML 1.2's true and false and,
-// because prometheus-adapter reads rule files as YAML 1.1, yes/no/on/off, in the
-// three spellings YAML gives each.
+// because prometheus-adapter reads rule files as YAML 1.1 (gopkg.in/yaml.v2),
+// y/n/yes/no/on/off, in the spellings YAML gives each.
 var yamlBooleans = map[string]bool{
 	"true": true, "True": true, "TRUE": true, "false": false, "False": false, "FALSE": false,
+	"y": true, "Y": true, "n": false, "N": false,
 	"yes": true, "Yes": true, "YES": true, "no": false, "No": false, "NO": false,
 	"on": true, "On": true, "ON": true, "off": false, "Off": false, "OFF": false,
 }
@@ -197,6 +200,13 @@ func (w *walker) mapping(n *yaml.Node, s *shape, path string) {
 		}
 		if key.Kind == yaml.ScalarNode && key.Value == "<<" && key.ShortTag() == "!!merge" {
 			w.merge(value, s, path)
+			continue
+		}
+		if s.kind == shapeMap && isNull(key) {
+			// prometheus-adapter reads a null key as the empty string; the decoder
+			// drops it.
+			w.warns = append(w.warns, FieldError{Field: path, Line: key.Line, Column: key.Column,
+				Message: "a null key is ignored (prometheus-adapter reads it as an empty label name, which no series carries)"})
 			continue
 		}
 		if key.Kind != yaml.ScalarNode || isNull(key) {

@@ -21,6 +21,10 @@ type File struct {
 	ExternalRules []DiscoveryRule `yaml:"externalRules"`
 	// ResourceRules produce resource metrics (metrics.k8s.io); nil means not served.
 	ResourceRules *ResourceRules `yaml:"resourceRules"`
+
+	// loadWarnings are what Load read past, as prometheus-adapter does, and that
+	// Warnings reports: YAML documents after the first, null keys of a mapping.
+	loadWarnings []FieldError
 }
 
 // DiscoveryRule says how series found in Prometheus become metrics and how a request

@@ -3,7 +3,6 @@ package rulefile
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,19 +33,17 @@ func (g GroupResource) Normalize(mapper meta.RESTMapper) (schema.GroupResource, 
 // Validate checks the meaning of a loaded rule file and returns every problem found,
 // as ValidationErrors, or nil. A nil mapper means DefaultRESTMapper().
 //
-// It rejects what makes prometheus-adapter refuse to start, and three defects it starts
-// with but fails on later: an empty metricsQuery (or containerQuery, nodeQuery), an
-// external rule that is namespaced but maps no label to namespaces (every request would
-// fail), and a non-positive resourceRules.window. Files prometheus-adapter accepts
-// otherwise are accepted; see Warnings for findings that do not fail validation.
+// It rejects exactly what makes prometheus-adapter v0.12.0 refuse to start, naming the
+// field, and the values of Ebbflow's own fields (nanValues, backend) that are not
+// valid. What prometheus-adapter starts with but mishandles is accepted and reported
+// by Warnings instead.
 //
-// Checks of a discovery rule: seriesQuery not empty and a series selector Prometheus' parser accepts; each seriesFilters entry has
-// exactly one of is and isNot, a valid RE2 expression; name.matches is RE2; name.as is
-// set when name.matches has more than one capture group, and refers only to groups that
-// exist; resources.template parses, runs, and uses .Resource; every override names a
-// resource the mapper knows; metricsQuery is not empty, parses, and renders PromQL Prometheus' parser accepts. Resource rules: cpu
-// and memory each have containerQuery and nodeQuery (not empty, parse), a containerLabel
-// and valid resources; window > 0.
+// Checks of a discovery rule: each seriesFilters entry has exactly one of is and
+// isNot, a valid RE2 expression; name.matches is RE2; name.as is set when name.matches
+// has more than one capture group; resources.template parses, runs, uses .Resource and
+// gives a valid label pattern; every override names a resource the mapper knows;
+// metricsQuery parses as a template. Resource rules: cpu and memory each have
+// containerQuery and nodeQuery that parse as templates and valid resources.
 func Validate(cfg *File, mapper meta.RESTMapper) error {
 	if cfg == nil {
 		return ValidationErrors{{Message: "config is nil"}}
@@ -82,27 +79,14 @@ func (p *problems) add(field, format string, args ...any) {
 
 func checkDiscoveryRule(r DiscoveryRule, list string, index int, external bool, mapper meta.RESTMapper) []FieldError {
 	p := &problems{rule: r.Describe(list, index)}
-	if strings.TrimSpace(r.SeriesQuery) == "" {
-		p.add("seriesQuery", "must not be empty")
-	} else if _, err := ParseSeriesSelector(r.SeriesQuery); err != nil {
-		p.add("seriesQuery", "is not a series selector Prometheus accepts: %v", err)
-	}
 	for i, f := range r.SeriesFilters {
 		checkFilter(p, fmt.Sprintf("seriesFilters[%d]", i), f)
 	}
 	checkName(p, r.Name)
-	mapsNamespaces := checkResources(p, "resources", r.Resources, mapper)
-	args := sampleQueryArgs()
-	if external {
-		args = externalQueryArgs()
-	}
-	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery, args)
+	checkResources(p, "resources", r.Resources, mapper)
+	checkQueryTemplate(p, "metricsQuery", r.MetricsQuery)
 	if r.NaNValues != "" && r.NaNValues != NaNZero && r.NaNValues != NaNDrop {
 		p.add("nanValues", "must be %q or %q, not %q", NaNZero, NaNDrop, r.NaNValues)
-	}
-	if external && isNamespaced(r.Resources) && !mapsNamespaces {
-		p.add("resources", "rule is namespaced but no label maps to namespaces; "+
-			"set resources.namespaced: false or map a label to namespaces")
 	}
 	return p.errs
 }
@@ -113,20 +97,14 @@ func isNamespaced(m ResourceMapping) bool {
 	return m.Namespaced == nil || *m.Namespaced
 }
 
-// checkResources checks a resources block and reports whether it maps a label to
-// namespaces: a template maps every resource, an override maps its own.
-func checkResources(p *problems, field string, m ResourceMapping, mapper meta.RESTMapper) (mapsNamespaces bool) {
+// checkResources checks a resources block: its template and its overrides.
+func checkResources(p *problems, field string, m ResourceMapping, mapper meta.RESTMapper) {
 	if m.Template != "" {
 		checkLabelTemplate(p, field+".template", m.Template)
-		mapsNamespaces = true
 	}
 	for _, label := range sortedKeys(m.Overrides) {
-		gr, ok := checkOverride(p, joinPath(field+".overrides", label), m.Overrides[label], mapper)
-		if ok && gr == namespacesResource {
-			mapsNamespaces = true
-		}
+		checkOverride(p, joinPath(field+".overrides", label), m.Overrides[label], mapper)
 	}
-	return mapsNamespaces
 }
 
 // checkOverride checks that an override names a resource the mapper knows, and
@@ -165,21 +143,14 @@ func coreGroupHint(g GroupResource) string {
 }
 
 func checkResourceRules(rr ResourceRules, mapper meta.RESTMapper) []FieldError {
-	p := &problems{rule: "resourceRules"}
-	if rr.Window <= 0 {
-		p.add("window", "must be greater than zero, e.g. 5m")
-	}
-	errs := p.errs
+	var errs []FieldError
 	for _, r := range []struct {
 		name string
 		rule ResourceRule
 	}{{"cpu", rr.CPU}, {"memory", rr.Memory}} {
 		q := &problems{rule: "resourceRules." + r.name}
-		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery, sampleQueryArgs())
-		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery, sampleQueryArgs())
-		if strings.TrimSpace(r.rule.ContainerLabel) == "" {
-			q.add("containerLabel", "must not be empty, e.g. container")
-		}
+		checkQueryTemplate(q, "containerQuery", r.rule.ContainerQuery)
+		checkQueryTemplate(q, "nodeQuery", r.rule.NodeQuery)
 		checkResources(q, "resources", r.rule.Resources, mapper)
 		errs = append(errs, q.errs...)
 	}

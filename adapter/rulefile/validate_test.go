@@ -89,8 +89,6 @@ var validateTests = []struct {
 }{
 	{"valid", func(*File) {}, nil},
 	{"empty config", func(c *File) { *c = File{} }, nil},
-	{"empty seriesQuery", func(c *File) { c.ExternalRules[1].SeriesQuery = " " },
-		[]string{`externalRules[1] (seriesQuery " "): seriesQuery: must not be empty`}},
 	{"filter with both is and isNot", func(c *File) {
 		c.ExternalRules[1].SeriesFilters = []RegexFilter{{Is: "a"}, {Is: "a", IsNot: "b"}}
 	}, []string{ext1 + `seriesFilters[1]: set exactly one of is and isNot, not both`}},
@@ -105,15 +103,6 @@ var validateTests = []struct {
 	{"empty as with one group is fine", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$"} }, nil},
 	{"empty as with two groups", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$"} },
 		[]string{ext1 + "name.as: must be set: name.matches has 2 capture groups, and an empty as only means $0 (no group) or $1 (one group)"}},
-	{"as refers to a missing group", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_(ready)$", As: "${1}_$3"} },
-		[]string{ext1 + "name.as: refers to capture group $3, but name.matches has only 2 capture groups"}},
-	{"as refers to a group when there is none", func(c *File) { c.ExternalRules[1].Name = NameMapping{As: "q_$1"} },
-		[]string{ext1 + "name.as: refers to capture group $1, but name.matches has no capture group"}},
-	{"as with $1_text reads a group name", func(c *File) { c.ExternalRules[1].Name = NameMapping{Matches: "^(.*)_ready$", As: "$1_per_second"} },
-		[]string{ext1 + `name.as: refers to capture group "1_per_second", which name.matches does not define; to follow group 1 with text, write ${1}_per_second`}},
-	{"as with $name_text reads a longer name", func(c *File) {
-		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_ready$", As: "$base_ready"}
-	}, []string{ext1 + `name.as: refers to capture group "base_ready", which name.matches does not define`}},
 	{"as with named groups and dollars", func(c *File) {
 		c.ExternalRules[1].Name = NameMapping{Matches: "^(?P<base>.*)_(ready)$", As: "${base}_${2}_$$1_$ x"}
 	}, nil},
@@ -141,24 +130,11 @@ var validateTests = []struct {
 			"d": {Group: "apps", Resource: "deployments"}, "e": {Resource: "nodes"},
 		}
 	}, nil},
-	{"empty metricsQuery", func(c *File) { c.ExternalRules[1].MetricsQuery = "" },
-		[]string{ext1 + `metricsQuery: must not be empty`}},
 	{"metricsQuery does not parse", func(c *File) { c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers}>>)" },
 		[]string{ext1 + `metricsQuery: invalid template: metricsQuery:1: bad character U+007D '}'`}},
-	{"metricsQuery with {{ }} is plain text, and not PromQL", func(c *File) { c.ExternalRules[1].MetricsQuery = "{{.Series}}" },
-		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:2: parse error: unexpected left brace '{'; rendered query: {{.Series}}`}},
-	{"metricsQuery with an unbalanced parenthesis", func(c *File) { c.ExternalRules[1].MetricsQuery = "sum(rate(<<.Series>>{<<.LabelMatchers>>}[2m])" },
-		[]string{ext1 + `metricsQuery: renders invalid PromQL on sample arguments: 1:71: parse error: unclosed left parenthesis; rendered query: sum(rate(queue_messages_ready{queue="orders",namespace="default"}[2m])`}},
-	{"metricsQuery with an unknown function", func(c *File) { c.Rules[0].MetricsQuery = "summ(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)" },
-		[]string{rule0 + `metricsQuery: renders invalid PromQL on sample arguments: 1:1: parse error: unknown function with name "summ"; rendered query: summ(http_requests_total{namespace="default",pod=~"a|b"}) by (pod)`}},
 	{"external metricsQuery with an empty by is PromQL", func(c *File) {
 		c.ExternalRules[1].MetricsQuery = "sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)"
 	}, nil},
-	{"namespaced external rule maps no namespace", func(c *File) {
-		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"pod": {Resource: "pod"}}}
-	}, []string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
-	{"explicitly namespaced external rule maps no namespace", func(c *File) { c.ExternalRules[1].Resources.Namespaced = ptr(true) },
-		[]string{ext1 + `resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`}},
 
 	{"external rule maps namespaces through an override", func(c *File) {
 		c.ExternalRules[1].Resources = ResourceMapping{Overrides: map[string]GroupResource{"kube_namespace": {Resource: "Namespace"}}}
@@ -174,22 +150,13 @@ var validateTests = []struct {
 		c.ResourceRules.Memory.ContainerLabel = ""
 		c.ResourceRules.Memory.Resources = ResourceMapping{Template: "<<.Group>>", Overrides: map[string]GroupResource{"n": {Resource: "nods"}}}
 	}, []string{
-		`resourceRules: window: must be greater than zero, e.g. 5m`,
-		`resourceRules.cpu: containerQuery: must not be empty`,
 		`resourceRules.cpu: nodeQuery: invalid template: nodeQuery:1: unclosed action`,
-		`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
 		`resourceRules.memory: resources.template: must use <<.Resource>>, e.g. "<<.Resource>>" or "kube_<<.Group>>_<<.Resource>>"`,
 		`resourceRules.memory: resources.overrides.n: unknown resource "nods"`,
 	}},
-	{"resource rules present but empty", func(c *File) { c.ResourceRules = &ResourceRules{} }, []string{
-		`resourceRules: window: must be greater than zero, e.g. 5m`,
-		`resourceRules.cpu: containerQuery: must not be empty`,
-		`resourceRules.cpu: nodeQuery: must not be empty`,
-		`resourceRules.cpu: containerLabel: must not be empty, e.g. container`,
-		`resourceRules.memory: containerQuery: must not be empty`,
-		`resourceRules.memory: nodeQuery: must not be empty`,
-		`resourceRules.memory: containerLabel: must not be empty, e.g. container`,
-	}},
+	{"resource rules present but empty", func(c *File) { c.ResourceRules = &ResourceRules{} }, nil},
+	{"resource query does not parse", func(c *File) { c.ResourceRules.Memory.ContainerQuery = "<<end>>" },
+		[]string{`resourceRules.memory: containerQuery: invalid template: containerQuery:1: unexpected {{end}}`}},
 }
 
 func TestValidate(t *testing.T) {
@@ -216,13 +183,13 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		ResourceRules: &ResourceRules{CPU: resourceRule(), Memory: resourceRule()},
 	}
 	cfg.ExternalRules[0].Resources.Namespaced = nil
+	cfg.Rules[0].MetricsQuery = "<<.Series"
+	cfg.ResourceRules.CPU.Resources.Overrides = map[string]GroupResource{"pod": {Resource: "pods", Group: "apps"}}
 	want := []string{
-		`rules[1] (seriesQuery ""): seriesQuery: must not be empty`,
+		`rules[0] (seriesQuery "{__name__=~\"^http_.*\",namespace!=\"\",pod!=\"\"}"): metricsQuery: invalid template: metricsQuery:1: unclosed action`,
 		`rules[1] (seriesQuery ""): seriesFilters[0]: set exactly one of is and isNot, not both`,
 		`rules[1] (seriesQuery ""): name.as: must be set: name.matches has 2 capture groups, and an empty as only means $0 (no group) or $1 (one group)`,
-		`rules[1] (seriesQuery ""): metricsQuery: must not be empty`,
-		`externalRules[0] (seriesQuery "queue_messages_ready"): resources: rule is namespaced but no label maps to namespaces; set resources.namespaced: false or map a label to namespaces`,
-		`resourceRules: window: must be greater than zero, e.g. 5m`,
+		`resourceRules.cpu: resources.overrides.pod: unknown resource "pods" in group "apps"`,
 	}
 	got := validationErrorLines(t, cfg, nil) // nil: the default mapper
 	if !slices.Equal(got, want) {

@@ -46,16 +46,8 @@ func TestCompileErrors(t *testing.T) {
 		{name: "override of resource in wrong group", rule: base(func(r *rulefile.DiscoveryRule) {
 			r.Resources.Overrides = map[string]rulefile.GroupResource{"pod": {Group: "apps", Resource: "pod"}}
 		}), wantErr: "resources.overrides[pod]"},
-		{name: "override label not a label name", rule: base(func(r *rulefile.DiscoveryRule) {
-			r.Resources.Overrides = map[string]rulefile.GroupResource{"k8s.pod": {Resource: "pod"}}
-		}), wantErr: "not a Prometheus label name"},
-		{name: "empty metricsQuery", rule: base(func(r *rulefile.DiscoveryRule) { r.MetricsQuery = "" }),
-			wantErr: "metricsQuery is empty"},
 		{name: "bad metricsQuery", rule: base(func(r *rulefile.DiscoveryRule) { r.MetricsQuery = "<<.Series" }),
 			wantErr: "metricsQuery"},
-		{name: "namespaced external rule without namespace label", kind: External, rule: base(func(r *rulefile.DiscoveryRule) {
-			r.Resources = rulefile.ResourceMapping{}
-		}), wantErr: "external rule 0: namespaced external rule maps no label to namespaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,9 @@ externalRules:
 - seriesQuery: queue_messages_ready
   resources: {namespaced: false}
   metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}'
+resourceRules:
+  cpu: {containerQuery: '<<.Series', nodeQuery: x, resources: {template: '<<.Resource>>'}}
+  memory: {containerQuery: x, nodeQuery: x, resources: {overrides: {node: {resource: nodez}}}}
 `
 	_, err := Parse([]byte(file), rulefile.DefaultRESTMapper())
 	if err == nil {
@@ -34,11 +37,18 @@ externalRules:
 		`seriesFilters[0]: set exactly one of is and isNot, not both`,
 		`name.matches: invalid regular expression`,
 		`resources.template: must use <<.Resource>>`,
-		`metricsQuery: must not be empty`,
-		`externalRules[0] (seriesQuery "queue_messages_ready"): metricsQuery: renders invalid PromQL on sample arguments: 1:61: parse error: unclosed left parenthesis`,
+		`resourceRules.cpu: containerQuery: invalid template: containerQuery:1: unclosed action`,
+		`resourceRules.memory: resources.overrides.node: unknown resource "nodez"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not report %q:\n%v", want, err)
+		}
+	}
+	// What prometheus-adapter starts with is no error: an empty metricsQuery (of
+	// rules[0], whose key is misspelt) and a metricsQuery that is not PromQL.
+	for _, notWant := range []string{"rules[0] (seriesQuery \"{__name__=~\\\"^http_.*\\\"}\"): metricsQuery", "externalRules[0]"} {
+		if strings.Contains(err.Error(), notWant) {
+			t.Errorf("error reports %q, which prometheus-adapter starts with:\n%v", notWant, err)
 		}
 	}
 }

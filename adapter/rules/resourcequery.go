@@ -43,15 +43,14 @@ type ResourceRule struct {
 }
 
 // CompileResourceRules compiles resourceRules. Both queries of a resource share its
-// resources mapping, which must map a label to pods and one to namespaces (the
-// labels every pod request needs); the node label is looked up per request, as
-// prometheus-adapter does, so a file serving pods only still loads.
+// resources mapping. As in prometheus-adapter, what a request needs is looked up per
+// request: a file that maps no label to pods, namespaces or nodes, has an empty
+// query or a containerLabel that is not a label name loads, and the requests that
+// need the missing part fail (rulefile.Warnings reports each). A window that is not
+// positive is reported as it is.
 func CompileResourceRules(cfg rulefile.ResourceRules, mapper meta.RESTMapper) (*ResourceRules, error) {
 	if mapper == nil {
 		return nil, errors.New("nil RESTMapper")
-	}
-	if cfg.Window <= 0 {
-		return nil, errors.New("resourceRules.window must be greater than zero")
 	}
 	cpu, err := compileResourceRule(cfg.CPU, mapper)
 	if err != nil {
@@ -67,17 +66,9 @@ func CompileResourceRules(cfg rulefile.ResourceRules, mapper meta.RESTMapper) (*
 }
 
 func compileResourceRule(cfg rulefile.ResourceRule, mapper meta.RESTMapper) (ResourceRule, error) {
-	if !labelNameRE.MatchString(cfg.ContainerLabel) {
-		return ResourceRule{}, fmt.Errorf("containerLabel %q is not a Prometheus label name", cfg.ContainerLabel)
-	}
 	res, err := newResourceMap(cfg.Resources, mapper)
 	if err != nil {
 		return ResourceRule{}, err
-	}
-	for _, gr := range []schema.GroupResource{podsGroupResource, namespacesGR} {
-		if _, err := res.labelFor(gr); err != nil {
-			return ResourceRule{}, fmt.Errorf("resources: %w", err)
-		}
 	}
 	container, err := newResourceQuery("containerQuery", cfg.ContainerQuery, res)
 	if err != nil {
@@ -99,9 +90,6 @@ type ResourceQuery struct {
 }
 
 func newResourceQuery(field, text string, res *resourceMap) (*ResourceQuery, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%s is empty", field)
-	}
 	t, err := template.New(field).Delims("<<", ">>").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)

@@ -78,15 +78,9 @@ func TestCompileResourceRulesErrors(t *testing.T) {
 		cfg  rulefile.ResourceRules
 		want string
 	}{
-		{"container label", resourceRulesFor(q, q, "con-tainer", kubePrometheusOverrides), "containerLabel"},
-		{"no pod label", resourceRulesFor(q, q, "container", map[string]rulefile.GroupResource{"namespace": {Resource: "namespace"}}), "pods"},
-		{"empty node query", resourceRulesFor(q, " ", "container", kubePrometheusOverrides), "nodeQuery is empty"},
 		{"bad template", resourceRulesFor("<<.X", q, "container", kubePrometheusOverrides), "containerQuery"},
-		{"window", func() rulefile.ResourceRules {
-			c := resourceRulesFor(q, q, "container", kubePrometheusOverrides)
-			c.Window = 0
-			return c
-		}(), "window"},
+		{"bad node template", resourceRulesFor(q, "<<end>>", "container", kubePrometheusOverrides), "nodeQuery"},
+		{"unknown resource", resourceRulesFor(q, q, "container", map[string]rulefile.GroupResource{"node": {Resource: "nodez"}}), "nodez"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := CompileResourceRules(tc.cfg, testMapper())

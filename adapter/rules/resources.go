@@ -61,7 +61,7 @@ func newResourceMap(cfg rulefile.ResourceMapping, mapper meta.RESTMapper) (*reso
 	sort.Strings(labels)
 	for _, l := range labels {
 		if !labelNameRE.MatchString(l) {
-			return nil, fmt.Errorf("resources.overrides: %q is not a Prometheus label name", l)
+			continue // no series carries it; rulefile.Warnings reports it
 		}
 		o := cfg.Overrides[l]
 		gr, err := normalize(mapper, schema.GroupResource{Group: o.Group, Resource: o.Resource})

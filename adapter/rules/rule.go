@@ -68,8 +68,10 @@ type Rule struct {
 // list and kind the list it comes from; both are only recorded (and used in errors).
 // The mapper normalises resources: overrides at compile time, labels matched by the
 // resources template on every call to Resources. An override naming a resource the
-// mapper does not know is an error, as is a namespaced external rule that maps no label
-// to namespaces (its every request would fail).
+// mapper does not know is an error. What prometheus-adapter starts with and fails on
+// later compiles and fails the same way: an empty metricsQuery fails every request, a
+// namespaced external rule that maps no label to namespaces every request in a
+// namespace (rulefile.Warnings reports both).
 func Compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.RESTMapper) (*Rule, error) {
 	r, err := compile(rule, index, kind, mapper)
 	if err != nil {
@@ -90,9 +92,6 @@ func compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.REST
 	if err != nil {
 		return nil, err
 	}
-	if rule.MetricsQuery == "" {
-		return nil, errors.New("metricsQuery is empty")
-	}
 	if rule.NaNValues != "" && rule.NaNValues != rulefile.NaNZero && rule.NaNValues != rulefile.NaNDrop {
 		return nil, fmt.Errorf("nanValues must be %q or %q, not %q", rulefile.NaNZero, rulefile.NaNDrop, rule.NaNValues)
 	}
@@ -111,12 +110,6 @@ func compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.REST
 		groupsByResource:   groupsByResource(query),
 		nanValues:          rule.NaNValues,
 		backend:            BackendName(rule.Backend),
-	}
-	if kind == External && r.externalNamespaced {
-		if _, err := res.labelFor(namespacesGR); err != nil {
-			return nil, fmt.Errorf("namespaced external rule maps no label to namespaces "+
-				"(map one, or set resources.namespaced: false): %w", err)
-		}
 	}
 	return r, nil
 }

@@ -37,6 +37,8 @@ type reloader struct {
 	// restartRequired is 1 while the rules in service hold something only a restart
 	// can serve.
 	restartRequired prometheus.Gauge
+	// warnings counts (and logs) the warnings of the rules in service.
+	warnings *rules.WarningsMetric
 }
 
 func newReloader(path, hash string, parse rules.Options, disc *discovery.Discoverer, reg prometheus.Registerer) (*reloader, error) {
@@ -63,6 +65,10 @@ func newReloader(path, hash string, parse rules.Options, disc *discovery.Discove
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
+	}
+	var err error
+	if r.warnings, err = rules.NewWarningsMetric(reg); err != nil {
+		return nil, err
 	}
 	r.lastOK.Set(1)
 	r.lastChange.SetToCurrentTime()
@@ -111,6 +117,7 @@ func (r *reloader) check(ctx context.Context) bool {
 	r.lastOK.Set(1)
 	r.lastChange.SetToCurrentTime()
 	logRuleSet(logger, set)
+	r.warnings.Set(logger, set.Warnings)
 	if err := r.disc.Relist(ctx); err != nil {
 		logger.Error(err, "Discovery after reload failed; retrying at the next relist")
 	}

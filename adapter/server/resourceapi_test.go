@@ -68,7 +68,7 @@ func TestReloadReplacesResourceRules(t *testing.T) {
 	if !r.check(ctx) || len(setter.got) != 1 || setter.got[0] == nil || setter.got[0].Window != 2*time.Minute {
 		t.Fatalf("first file: %+v", setter.got)
 	}
-	write(window("0s")) // invalid: window must be positive
+	write(window("5 minutes")) // invalid: not a duration
 	if r.check(ctx) || len(setter.got) != 1 {
 		t.Fatalf("invalid file reached the provider: %+v", setter.got)
 	}

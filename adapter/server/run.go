@@ -21,6 +21,7 @@ func (c CompletedConfig) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	o := c.opts
 	logRuleSet(logger, c.rules)
+	c.reload.warnings.Set(logger, c.rules.Warnings)
 	if len(c.backends) > 0 {
 		logger.Info("Named Prometheus backends", "file", o.BackendsFile, "backends", c.backends)
 	}
@@ -123,9 +124,6 @@ func countCertificates(bundle []byte) int {
 func logRuleSet(logger klog.Logger, set *rules.Set) {
 	custom, external := set.Counts()
 	logger.Info("Loaded rule file", "customRules", custom, "externalRules", external, "sha256", set.Hash)
-	for _, w := range set.Warnings {
-		logger.Info("Rule file warning", "warning", w.Error())
-	}
 	if set.Resource != nil {
 		logger.Info("Loaded resourceRules", "window", set.Resource.Window)
 	}
