@@ -56,9 +56,11 @@ func metricsAPIsFor(rules []byte) ([]metricsAPI, error) {
 		apis = append(apis, metricsAPI{"external.metrics.k8s.io", "v1beta1", 100})
 	}
 	// The local cluster has no metrics-server: with resourceRules the adapter
-	// serves metrics.k8s.io, which `kubectl top` and Resource metrics read.
+	// serves metrics.k8s.io, which `kubectl top` (v1, preferred by the higher
+	// versionPriority) and Resource metrics (kube-controller-manager: v1beta1)
+	// read.
 	if cfg.ResourceRules != nil {
-		apis = append(apis, metricsAPI{"metrics.k8s.io", "v1beta1", 100})
+		apis = append(apis, metricsAPI{"metrics.k8s.io", "v1", 200}, metricsAPI{"metrics.k8s.io", "v1beta1", 100})
 	}
 	if len(apis) == 0 {
 		return nil, errors.New("rule file has neither rules, externalRules nor resourceRules")

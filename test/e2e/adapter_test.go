@@ -106,7 +106,7 @@ func customResources() []string {
 func TestAPIServicesAvailable(t *testing.T) {
 	names := env().APIServiceNames()
 	slices.Sort(names)
-	want := []string{"v1beta1.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}
+	want := []string{"v1.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("APIServices %v, want %v", names, want)
 	}

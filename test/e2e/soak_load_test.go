@@ -123,9 +123,8 @@ func randomName() string {
 	return fmt.Sprintf("soak_unknown_%08x", rand.Uint32())
 }
 
-// genericInternal is the message of the adapter's 500s: no PromQL, URL or
-// Prometheus error text. (metrics.k8s.io answers prefix it with
-// metrics-server's "failed reading pods metrics: ".)
+// genericInternal is the message of the adapter's 500s, metrics.k8s.io's
+// included: no PromQL, URL or Prometheus error text.
 const genericInternal = "Internal error occurred: unable to fetch metrics"
 
 // window is a time interval.
