@@ -33,6 +33,14 @@ func TestRegisteredAPIsAreServed(t *testing.T) {
 			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}},
 		{"no rules at all", nil, []string{"rules.default=false"},
 			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}},
+		{"prometheus-adapter's chart CI, external rules", []string{"ci-external-rules.yaml"}, nil,
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}},
+		{"platform team's prometheus-adapter values", []string{"values-platform-team.yaml"}, nil,
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}},
+		{"external off", nil, []string{"adapter.apiServices.external=false"},
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}},
+		{"rules.resource alone (prometheus-adapter's examples)", []string{"prometheus-adapter-rules-examples.yaml"}, nil,
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
 		{"resource metrics", []string{"values-full.yaml"}, nil,
 			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
 	}
@@ -76,13 +84,13 @@ func TestRegisteredAPIsAreServed(t *testing.T) {
 	}
 }
 
-// TestResourceMetricsFlag: adapter.resourceMetrics.enabled passes
+// TestResourceMetricsFlag: adapter.apiServices.resource passes
 // --resource-metrics=enabled (a pod template change, so toggling it rolls the pods)
 // and registers metrics.k8s.io; off, the adapter never serves it.
 func TestResourceMetricsFlag(t *testing.T) {
 	off := find(mustTemplate(t, nil), "Deployment", "ebbflow-adapter")
 	hasArgs(t, off, "--resource-metrics=disabled")
-	objs := mustTemplate(t, []string{"values-full.yaml"}) // resourceMetrics.enabled and rules.resource
+	objs := mustTemplate(t, []string{"values-full.yaml"}) // apiServices.resource and rules.resource
 	on := find(objs, "Deployment", "scaling-adapter")
 	hasArgs(t, on, "--resource-metrics=enabled")
 	has(t, objs, "APIService v1beta1.metrics.k8s.io")

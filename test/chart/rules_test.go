@@ -56,6 +56,9 @@ func TestPrometheusAdapterChartValues(t *testing.T) {
 	}{
 		{"prometheus-adapter-rules.yaml", 6, 0, false, false},
 		{"prometheus-adapter-rules-examples.yaml", 7, 1, true, true},
+		// What prometheus-adapter's chart CI renders (ci/*.yaml), as values of these tests.
+		{"ci-default.yaml", 6, 0, false, false},
+		{"ci-external-rules.yaml", 6, 1, false, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			rules := ruleFile(t, []string{tc.file})

@@ -52,6 +52,9 @@ func TestChartServerSideDryRun(t *testing.T) {
 		{"adapter-only", []string{"--values", "test/chart/testdata/values-adapter-only.yaml"}},
 		{"prometheus-auth", []string{"--values", "test/chart/testdata/values-prometheus-auth.yaml"}},
 		{"full", []string{"--values", "test/chart/testdata/values-full.yaml"}},
+		// prometheus-adapter's values layout: host network, probes, a sidecar, a named
+		// service account with annotations, a strategy, external metrics off.
+		{"platform-team", []string{"--values", "test/chart/testdata/values-platform-team.yaml", "--set", "adapter.apiServices.external=false"}},
 		{"prometheus-adapter-rules", []string{"--values", "test/chart/testdata/prometheus-adapter-rules-examples.yaml", "--set", "adapter.resourceMetrics.enabled=true"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
