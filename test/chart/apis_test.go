@@ -40,9 +40,9 @@ func TestRegisteredAPIsAreServed(t *testing.T) {
 		{"external off", nil, []string{"adapter.apiServices.external=false"},
 			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}},
 		{"rules.resource alone (prometheus-adapter's examples)", []string{"prometheus-adapter-rules-examples.yaml"}, nil,
-			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
 		{"resource metrics", []string{"values-full.yaml"}, nil,
-			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
+			[]string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io", "v1.metrics.k8s.io", "v1beta1.metrics.k8s.io"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestResourceMetricsFlag(t *testing.T) {
 	objs := mustTemplate(t, []string{"values-full.yaml"}) // apiServices.resource and rules.resource
 	on := find(objs, "Deployment", "scaling-adapter")
 	hasArgs(t, on, "--resource-metrics=enabled")
-	has(t, objs, "APIService v1beta1.metrics.k8s.io")
+	has(t, objs, "APIService v1.metrics.k8s.io", "APIService v1beta1.metrics.k8s.io")
 	if slices.Contains(containerArgs(t, on), "--resource-metrics=disabled") {
 		t.Error("both enabled and disabled passed")
 	}

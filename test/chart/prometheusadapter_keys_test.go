@@ -276,7 +276,7 @@ func prometheusAdapterKeyCases() map[string]keyCase {
 		}},
 		"rules.resource": {set: []string{`rules.resource={"window":"3m"}`}, check: func(t *testing.T, r *rendered) error {
 			// prometheus-adapter's chart registers metrics.k8s.io from rules.resource alone.
-			if err := contains(t, "APIServices", r.apiServices(), "v1beta1.metrics.k8s.io"); err != nil {
+			if err := contains(t, "APIServices", r.apiServices(), []string{"v1.metrics.k8s.io", "v1beta1.metrics.k8s.io"}); err != nil {
 				return err
 			}
 			if err := r.hasArg(t, "--resource-metrics=enabled"); err != nil {

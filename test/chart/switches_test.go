@@ -10,7 +10,7 @@ import (
 var (
 	customAPIs   = []string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io"}
 	externalAPIs = []string{"v1beta1.external.metrics.k8s.io"}
-	resourceAPIs = []string{"v1beta1.metrics.k8s.io"}
+	resourceAPIs = []string{"v1.metrics.k8s.io", "v1beta1.metrics.k8s.io"}
 )
 
 // resourceRules is a rules.resource of the test (its content is the
@@ -102,5 +102,29 @@ func TestUnknownKeysRefused(t *testing.T) {
 		`{"name":"old","url":"https://10.0.0.9:6443","groups":["custom.metrics.k8s.io"],"caBundle":"LS0t","insecureSkipTLSVerify":false}]`
 	if _, err := renderJSON(t, nil, upstreams); err != nil {
 		t.Errorf("adapter.upstreams refused: %v", err)
+	}
+}
+
+// TestBindingsFollowServiceAccountName: with serviceAccount.name (the name an
+// IAM role or workload identity trusts), every binding of the adapter's own
+// identity, the upstreams' included, names that account.
+func TestBindingsFollowServiceAccountName(t *testing.T) {
+	r, err := renderJSON(t, []string{"upstreams.yaml"}, `serviceAccount.name="metrics"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range r.objs {
+		if !strings.HasSuffix(o.GetKind(), "RoleBinding") || !strings.HasPrefix(o.GetName(), "ebbflow-adapter") ||
+			slices.Contains([]string{"ebbflow-adapter-hpa-metrics-reader", "ebbflow-adapter-self-metrics"}, o.GetName()) {
+			continue
+		}
+		n++
+		if s := toYAML(t, o.Object["subjects"]); !strings.Contains(s, "name: metrics\n") {
+			t.Errorf("%s binds %s", key(o), s)
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d bindings of the adapter's identity checked, want the auth delegator, auth reader, resource reader and upstreams", n)
 	}
 }

@@ -89,7 +89,7 @@ func TestDefaultsGenerateServingCert(t *testing.T) {
 	objs := mustTemplate(t, nil)
 	has(t, objs, "Secret ebbflow-adapter-serving-cert", "CustomResourceDefinition autoscalers.autoscaling.ebbflow.dev",
 		"Deployment ebbflow-adapter", "Deployment ebbflow-autoscaler")
-	hasNot(t, objs, "APIService v1beta1.metrics.k8s.io", "ServiceMonitor", "Certificate", "Namespace")
+	hasNot(t, objs, "APIService v1.metrics.k8s.io", "APIService v1beta1.metrics.k8s.io", "ServiceMonitor", "Certificate", "Namespace")
 	secret := find(objs, "Secret", "ebbflow-adapter-serving-cert")
 	ca, _, _ := unstructured.NestedString(secret.Object, "data", "ca.crt")
 	for _, name := range []string{"v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"} {
@@ -201,7 +201,7 @@ func checkBackendsFile(t *testing.T, cm *unstructured.Unstructured) {
 func TestFullValues(t *testing.T) {
 	objs := mustTemplate(t, []string{"values-full.yaml"})
 	has(t, objs, "ServiceMonitor scaling-adapter", "ServiceMonitor scaling-autoscaler", "Service scaling-autoscaler-metrics",
-		"APIService v1beta1.metrics.k8s.io", "ClusterRole scaling-adapter-resource-metrics-reader",
+		"APIService v1.metrics.k8s.io", "APIService v1beta1.metrics.k8s.io", "ClusterRole scaling-adapter-resource-metrics-reader",
 		"ClusterRoleBinding scaling-adapter-self-metrics", "PodDisruptionBudget scaling-adapter")
 	hasNot(t, objs, "ClusterRole scaling-autoscaler-scale-any", "PodDisruptionBudget scaling-autoscaler")
 	if strings.Contains(toYAML(t, find(objs, "ClusterRole", "scaling-autoscaler").Object["rules"]), "configmaps") {
