@@ -42,8 +42,9 @@ type nodePorts struct {
 // the run's; image garbage collection off (the images were imported, there is
 // no registry to pull them again); disk eviction at an absolute threshold
 // (node_disk.go); protectKernelDefaults, so that the kubelet
-// changes no kernel setting (the run sets them, see nodeKernelSettings); the
-// pods' logs below the node root (nodePaths.podLogs).
+// changes no kernel setting (it runs in a view where the settings it checks
+// read as it wants them, node_kernelview.go); the pods' logs below the node
+// root (nodePaths.podLogs).
 func (c *Cluster) kubeletConfig(n realNode, certFile, keyFile string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -118,8 +119,7 @@ func (c *Cluster) startKubelet(ctx context.Context, n realNode) error {
 	if err != nil {
 		return err
 	}
-	// Recorded in the owner record before anything started.
-	if err := applyKernelSettings(); err != nil {
+	if err := shareKubeletRoot(n.paths.kubeletRoot); err != nil {
 		return err
 	}
 	if c.opts.ClusterDNS && c.dns == nil {
@@ -131,7 +131,7 @@ func (c *Cluster) startKubelet(ctx context.Context, n realNode) error {
 	if err := os.WriteFile(config, []byte(c.kubeletConfig(n, certFile, keyFile)), 0o644); err != nil {
 		return fmt.Errorf("write kubelet configuration: %w", err)
 	}
-	p, err := c.launch(n.proc(Kubelet), c.tools.kubelet, []string{
+	bin, args, err := kubeletInKernelView(filepath.Join(n.paths.root, "kernel-view"), c.tools.kubelet, []string{
 		"--config=" + config,
 		"--kubeconfig=" + kubeconfig,
 		"--root-dir=" + n.paths.kubeletRoot,
@@ -141,6 +141,10 @@ func (c *Cluster) startKubelet(ctx context.Context, n realNode) error {
 		"--node-labels=ebbflow.dev/node=real",
 		"--v=1",
 	})
+	if err != nil {
+		return err
+	}
+	p, err := c.launch(n.proc(Kubelet), bin, args)
 	if err != nil {
 		return err
 	}

@@ -9,30 +9,22 @@ import (
 )
 
 // kernelSetting is a machine-wide kernel setting (sysctl) that a real node
-// needs at a given value while it runs.
+// changes while it runs.
 type kernelSetting struct {
-	name string // dotted, as sysctl(8) writes it: "vm.overcommit_memory"
+	name string // dotted, as sysctl(8) writes it: "net.ipv4.ip_forward"
 	run  string // the value while the node runs
 	why  string
 }
 
 // nodeKernelSettings are every kernel setting the real node changes. The run
-// records their values before it changes any (in the owner record, so the
-// sweep of a killed run restores them too), sets them itself, and puts each
-// back at teardown unless something else changed it meanwhile. The kubelet's
-// run with protectKernelDefaults: true, so the kubelet changes none and
-// refuses to start if this list misses one of its own (a newer kubelet).
-// TestRealNode compares all of /proc/sys before and after a run, which finds
-// a setting changed that is not listed here.
+// records their values before it starts (in the owner record, so the sweep
+// of a killed run restores them too) and puts each back at teardown unless
+// something else changed it meanwhile. The kubelet changes none: it runs
+// with protectKernelDefaults in a view of its own (node_kernelview.go).
+// TestRealNode compares all of /proc/sys before, during and after a run,
+// which finds a setting changed that is not listed here.
 var nodeKernelSettings = []kernelSetting{
 	{"net.ipv4.ip_forward", "1", "the CNI bridge plugin (isGateway) routes the pod network"},
-	// The kubelet's setupKernelTunables (pkg/kubelet/cm, v1.37).
-	{"vm.overcommit_memory", "1", "kubelet"},
-	{"vm.panic_on_oom", "0", "kubelet"},
-	{"kernel.panic", "10", "kubelet"},
-	{"kernel.panic_on_oops", "1", "kubelet"},
-	{"kernel.keys.root_maxkeys", "1000000", "kubelet"},
-	{"kernel.keys.root_maxbytes", "25000000", "kubelet"},
 }
 
 // sysctlPath is the /proc/sys file of a dotted setting name.
@@ -67,18 +59,6 @@ func readKernelSettings() (map[string]string, error) {
 		vals[s.name] = v
 	}
 	return vals, nil
-}
-
-// applyKernelSettings sets the kubelet's settings (ip_forward is left to the
-// CNI plugin, which turns it on with the first pod).
-func applyKernelSettings() error {
-	var errs []error
-	for _, s := range nodeKernelSettings {
-		if s.why == "kubelet" {
-			errs = append(errs, writeSysctl(s.name, s.run))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // restoreKernelSettings puts back the values recorded before the run. A

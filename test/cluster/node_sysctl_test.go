@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,13 @@ var volatileSysctls = map[string]bool{
 // value differs.
 func assertSysctlsUnchanged(t *testing.T, before, after map[string]string) {
 	t.Helper()
+	assertSysctlsAsBefore(t, "after the run", before, after)
+}
+
+// assertSysctlsAsBefore fails for every setting in both snapshots whose
+// value differs; when says when the second was taken.
+func assertSysctlsAsBefore(t *testing.T, when string, before, after map[string]string) {
+	t.Helper()
 	n := 0
 	for name, old := range before {
 		now, ok := after[name]
@@ -58,13 +66,13 @@ func assertSysctlsUnchanged(t *testing.T, before, after map[string]string) {
 		}
 		n++
 		if now != old {
-			t.Errorf("kernel setting %s is %q after the run, %q before", name, now, old)
+			t.Errorf("kernel setting %s is %q %s, %q before", name, now, when, old)
 		}
 	}
 	if n < 100 {
 		t.Errorf("compared only %d kernel settings; the snapshot read too few", n)
 	}
-	t.Logf("%d kernel settings compared before and after the run", n)
+	t.Logf("%d kernel settings compared before and %s", n, when)
 }
 
 func TestNodeOwnerRecord(t *testing.T) {
@@ -96,4 +104,23 @@ func TestSplitRule(t *testing.T) {
 			t.Errorf("splitRule(%q) = %q, want %q", line, got, want)
 		}
 	}
+}
+
+// withoutNodeSettings is a snapshot without nodeKernelSettings, the settings
+// a run changes while it lives, and those the kernel changes with
+// net.ipv4.ip_forward: a change of it resets every interface's
+// configuration to a router's defaults (forwarding on, accept_redirects off:
+// the kernel's ip-sysctl documentation), and back when it is restored.
+func withoutNodeSettings(snap map[string]string) map[string]string {
+	out := maps.Clone(snap)
+	for _, s := range nodeKernelSettings {
+		delete(out, s.name)
+	}
+	for name := range out {
+		if rest, ok := strings.CutPrefix(name, "net.ipv4.conf."); ok &&
+			(strings.HasSuffix(rest, ".forwarding") || strings.HasSuffix(rest, ".accept_redirects")) {
+			delete(out, name)
+		}
+	}
+	return out
 }

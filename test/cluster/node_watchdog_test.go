@@ -264,6 +264,9 @@ func processesMentioning(dir string) []string {
 	return pids
 }
 
+// testSetting is the kernel setting TestWatchdog's run changes.
+const testSetting = "net.ipv4.ip_forward"
+
 // TestWatchdog checks the watchdog alone, in a second or two, with a run
 // that changed one kernel setting and left one process: told "stop", it
 // exits and sweeps nothing; when the run's end of the pipe closes without
@@ -281,20 +284,21 @@ func TestWatchdog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The value "before the run" is the machine's, or 0 should the
-			// machine already have the kubelet's 10 (a run of an older harness
-			// leaves it): the record says what the watchdog must restore.
-			machine := o.kernel["kernel.panic"]
-			defer func() { _ = writeSysctl("kernel.panic", machine) }()
-			panicBefore := machine
-			if panicBefore == "10" {
-				panicBefore = "0"
-				o.kernel["kernel.panic"] = panicBefore
+			// The run's setting is the pod network's forwarding. The value
+			// "before the run" is the machine's, or 0 should the machine
+			// forward already: the record says what the watchdog (a process
+			// of its own, with nodeKernelSettings as they are) must restore.
+			machine := o.kernel[testSetting]
+			defer func() { _ = writeSysctl(testSetting, machine) }()
+			runValue, before := "1", machine
+			if before == runValue {
+				before = "0"
+				o.kernel[testSetting] = before
 				if err := os.WriteFile(nodeOwnerFile, []byte(o.encode()), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := writeSysctl("kernel.panic", "10"); err != nil {
+			if err := writeSysctl(testSetting, runValue); err != nil {
 				t.Fatal(err)
 			}
 			left := exec.Command("sh", "-c", "sleep 300", filepath.Join(dir, "node", "shim"))
@@ -311,8 +315,8 @@ func TestWatchdog(t *testing.T) {
 			}
 			if !died {
 				wd.stop()
-				if v, _ := readSysctl("kernel.panic"); v != "10" {
-					t.Errorf("a watchdog told to stop restored kernel.panic (%s)", v)
+				if v, _ := readSysctl(testSetting); v != runValue {
+					t.Errorf("a watchdog told to stop restored %s (%s)", testSetting, v)
 				}
 				if _, ok := readNodeOwner(); !ok {
 					t.Error("a watchdog told to stop removed the owner record")
@@ -339,8 +343,8 @@ func TestWatchdog(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Error("the watchdog still ran 5 s after the lock was free")
 			}
-			if v, _ := readSysctl("kernel.panic"); v != panicBefore {
-				t.Errorf("kernel.panic %s after the watchdog, %s before the run", v, panicBefore)
+			if v, _ := readSysctl(testSetting); v != before {
+				t.Errorf("%s %s after the watchdog, %s before the run", testSetting, v, before)
 			}
 			if _, ok := readNodeOwner(); ok {
 				t.Error("owner record left after the watchdog swept")
