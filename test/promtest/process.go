@@ -1,9 +1,7 @@
 package promtest
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ebbflow/ebbflow/test/buildtools"
@@ -19,7 +16,7 @@ import (
 )
 
 // errAddrInUse reports that Prometheus could not bind its listen address.
-var errAddrInUse = errors.New("listen address already in use")
+var errAddrInUse = proc.ErrAddrInUse
 
 // findBinary returns the prometheus binary to run: explicit, then with
 // prometheus3 the one hack/build-tools.sh builds, else PATH, then
@@ -59,54 +56,20 @@ func (s *Server) args() []string {
 	return append(args, s.opts.ExtraArgs...)
 }
 
-// launch starts Prometheus and waits until /-/ready answers 200, the process
-// exits, or the ready timeout passes. It returns the process and the time it
-// took to become ready. On any error the process is gone.
+// launch starts Prometheus and waits until /-/ready answers 200 from it
+// (proc.LaunchReady), the process exits, or the ready timeout passes. It
+// returns the process and the time it took to become ready. On any error the
+// process is gone.
 func (s *Server) launch(ctx context.Context) (*proc.Process, time.Duration, error) {
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, 0, fmt.Errorf("open log: %w", err)
-	}
-	defer logf.Close() // the child holds its own descriptor
 	start := time.Now()
-	fmt.Fprintf(logf, "=== promtest: starting %s on %s at %s\n", s.bin, s.addr, start.Format(time.RFC3339Nano))
-
-	cmd := exec.Command(s.bin, s.args()...)
-	cmd.Dir = s.dir
-	cmd.Stdin = nil
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	p, err := proc.Start(cmd)
+	// Another process may have taken the port; only our own Prometheus,
+	// recognised by its TSDB path, counts as ready.
+	p, err := proc.LaunchReady(ctx, proc.Spec{Harness: "promtest", Name: "prometheus on " + s.addr, Bin: s.bin, Args: s.args(), Dir: s.dir, LogPath: s.logPath},
+		20*time.Millisecond, s.opts.ReadyTimeout, func(ctx context.Context) bool { return s.ready(ctx) && s.ours(ctx) })
 	if err != nil {
-		return nil, 0, fmt.Errorf("start prometheus: %w", err)
-	}
-
-	if err := s.waitReady(ctx, p); err != nil {
-		p.Kill()
-		<-p.Done()
 		return nil, 0, err
 	}
 	return p, time.Since(start), nil
-}
-
-// waitReady polls /-/ready until it answers 200 within the ready timeout.
-func (s *Server) waitReady(ctx context.Context, p *proc.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
-	defer cancel()
-	// Another process may have taken the port; only our own Prometheus,
-	// recognised by its TSDB path, counts as ready.
-	err := proc.WaitFor(ctx, p, 20*time.Millisecond, func(ctx context.Context) (bool, error) { return s.ready(ctx) && s.ours(ctx), nil })
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, proc.ErrExited):
-		tail := s.LogTail(30)
-		if strings.Contains(tail, "address already in use") {
-			return fmt.Errorf("prometheus on %s: %w", s.addr, errAddrInUse)
-		}
-		return fmt.Errorf("prometheus exited before becoming ready (%v); log tail:\n%s", p.Err(), tail)
-	}
-	return fmt.Errorf("prometheus not ready after %v: %w; log tail:\n%s", s.opts.ReadyTimeout, err, s.LogTail(30))
 }
 
 // ready reports whether /-/ready answers 200.
@@ -138,36 +101,7 @@ func (s *Server) ours(ctx context.Context) bool {
 // LogTail returns up to the last n lines of the Prometheus log (all runs of
 // this server, separated by "=== promtest:" markers). It never fails; an
 // unreadable log yields a note instead.
-func (s *Server) LogTail(n int) string {
-	data, err := readTail(s.logPath, 64<<10)
-	if err != nil {
-		return "(log unavailable: " + err.Error() + ")"
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-// readTail reads at most limit bytes from the end of path.
-func readTail(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := max(st.Size()-limit, 0)
-	buf := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf, nil
-}
+func (s *Server) LogTail(n int) string { return proc.LogTail(s.logPath, n) }
 
 // listenAddr formats the listen address host:port.
 func listenAddr(host string, port int) string {

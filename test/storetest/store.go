@@ -17,10 +17,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -128,8 +126,7 @@ func (s *Store) LogPath() string { return s.logPath }
 // start launches the store on free ports (fresh ones when a port was taken
 // meanwhile) and waits until it is ready.
 func (s *Store) start(ctx context.Context) error {
-	var lastErr error
-	for range startAttempts {
+	return proc.RetryAddrInUse(startAttempts, func() error {
 		ports, err := proc.FreePorts(3)
 		if err != nil {
 			return err
@@ -137,19 +134,12 @@ func (s *Store) start(ctx context.Context) error {
 		s.mu.Lock()
 		copy(s.ports[:], ports)
 		s.mu.Unlock()
-		err = s.launch(ctx)
-		if err == nil {
-			return nil
-		}
-		lastErr = err
-		if !strings.Contains(s.LogTail(30), "address already in use") {
-			break
-		}
-	}
-	return lastErr
+		return s.launch(ctx)
+	})
 }
 
-// launch starts the process on the current ports and waits until it is ready.
+// launch starts the process on the current ports and waits until its ready
+// path answers 200 (proc.LaunchReady).
 func (s *Store) launch(ctx context.Context) error {
 	s.mu.Lock()
 	ports := s.ports
@@ -159,44 +149,17 @@ func (s *Store) launch(ctx context.Context) error {
 		return err
 	}
 	args = append(args, s.opts.ExtraArgs...)
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("%s log: %w", s.kind, err)
-	}
-	defer logf.Close() // the child holds its own descriptor
 	begin := time.Now()
-	fmt.Fprintf(logf, "=== storetest: starting %s %q at %s\n", s.opts.Binary, args, begin.Format(time.RFC3339Nano))
-	cmd := exec.Command(s.opts.Binary, args...)
-	cmd.Dir = s.opts.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	p, err := proc.Start(cmd)
+	url := "http://" + s.addr() + s.ready
+	p, err := proc.LaunchReady(ctx, proc.Spec{Harness: "storetest", Name: string(s.kind), Bin: s.opts.Binary, Args: args, Dir: s.opts.Dir, LogPath: s.logPath},
+		pollInterval, s.opts.ReadyTimeout, func(ctx context.Context) bool { return proc.Probe(ctx, url) })
 	if err != nil {
-		return fmt.Errorf("start %s: %w", s.kind, err)
-	}
-	if err := s.waitReady(ctx, p); err != nil {
-		p.Kill()
-		<-p.Done()
 		return err
 	}
 	s.mu.Lock()
 	s.proc, s.readyTook = p, time.Since(begin)
 	s.mu.Unlock()
 	return nil
-}
-
-// waitReady polls the ready path until it answers 200.
-func (s *Store) waitReady(ctx context.Context, p *proc.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
-	defer cancel()
-	url := "http://" + s.addr() + s.ready
-	err := proc.WaitFor(ctx, p, pollInterval, func(ctx context.Context) (bool, error) { return proc.Probe(ctx, url), nil })
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, proc.ErrExited):
-		return fmt.Errorf("%s exited before it was ready (%v); log tail:\n%s", s.kind, p.Err(), s.LogTail(30))
-	}
-	return fmt.Errorf("%s not ready after %v: %w; log tail:\n%s", s.kind, s.opts.ReadyTimeout, err, s.LogTail(30))
 }
 
 // Kill ends the store with SIGKILL, like a crash. Its data stays for Restart.
@@ -223,7 +186,7 @@ func (s *Store) Restart(ctx context.Context) error {
 	deadline := time.Now().Add(s.opts.ReadyTimeout)
 	for {
 		err := s.launch(ctx)
-		if err == nil || !strings.Contains(s.LogTail(30), "address already in use") || time.Now().After(deadline) {
+		if !errors.Is(err, proc.ErrAddrInUse) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -249,14 +212,7 @@ func (s *Store) Close() {
 }
 
 // LogTail returns up to the last n lines of the store's log.
-func (s *Store) LogTail(n int) string {
-	data, err := os.ReadFile(s.logPath)
-	if err != nil {
-		return "(log unavailable: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
+func (s *Store) LogTail(n int) string { return proc.LogTail(s.logPath, n) }
 
 // Start starts a store of kind k and returns once it is ready. ctx bounds
 // only the start-up; the caller must Close the store.

@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ebbflow/ebbflow/test/proc"
@@ -21,6 +19,7 @@ import (
 const (
 	stopGrace     = 10 * time.Second
 	startAttempts = 5
+	startTimeout  = 2 * time.Minute // each start until /-/ready
 	pollInterval  = 200 * time.Millisecond
 	maxStoresBody = 1 << 20
 )
@@ -38,78 +37,43 @@ type component struct {
 }
 
 // startComponent starts `thanos <args(grpc, http)>` in dir on two free
-// loopback ports and waits until its /-/ready answers 200. A process that
-// exits at once (a port taken meanwhile) is retried on other ports.
+// loopback ports and waits until its /-/ready answers 200
+// (proc.LaunchReady), its output appended to <dir>/<name>.log. A process
+// that exits at once with its address taken (a port taken meanwhile) is
+// retried on other ports.
 func startComponent(ctx context.Context, bin, name, dir string, args func(grpc, http string) []string) (*component, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("thanos %s: %w", name, err)
 	}
-	var lastErr error
-	for range startAttempts {
-		c, err := launch(bin, name, dir, args)
+	var c *component
+	err := proc.RetryAddrInUse(startAttempts, func() error {
+		ports, err := proc.FreePorts(2)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		err = waitUntil(ctx, "thanos "+name+" /-/ready", c, func(ctx context.Context) (bool, error) {
-			return proc.Probe(ctx, "http://"+c.httpAddr+"/-/ready"), nil
+		try := &component{
+			name:     name,
+			logPath:  filepath.Join(dir, name+".log"),
+			grpcAddr: net.JoinHostPort("127.0.0.1", fmt.Sprint(ports[0])),
+			httpAddr: net.JoinHostPort("127.0.0.1", fmt.Sprint(ports[1])),
+		}
+		spec := proc.Spec{Harness: "thanostest", Name: "thanos " + name, Bin: bin, Args: args(try.grpcAddr, try.httpAddr), Dir: dir, LogPath: try.logPath}
+		try.proc, err = proc.LaunchReady(ctx, spec, pollInterval, startTimeout, func(ctx context.Context) bool {
+			return proc.Probe(ctx, "http://"+try.httpAddr+"/-/ready")
 		})
 		if err == nil {
-			return c, nil
+			c = try
 		}
-		c.stop()
-		lastErr = err
-		if !strings.Contains(c.logTail(20), "address already in use") {
-			break
-		}
-	}
-	return nil, lastErr
-}
-
-// launch picks the ports and starts the process, its output appended to
-// <dir>/<name>.log.
-func launch(bin, name, dir string, args func(grpc, http string) []string) (*component, error) {
-	grpcPort, err := proc.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	httpPort, err := proc.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	c := &component{
-		name:     name,
-		logPath:  filepath.Join(dir, name+".log"),
-		grpcAddr: net.JoinHostPort("127.0.0.1", fmt.Sprint(grpcPort)),
-		httpAddr: net.JoinHostPort("127.0.0.1", fmt.Sprint(httpPort)),
-	}
-	logf, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("thanos %s log: %w", name, err)
-	}
-	defer logf.Close() // the child holds its own descriptor
-	argv := args(c.grpcAddr, c.httpAddr)
-	fmt.Fprintf(logf, "=== thanostest: starting %s %q at %s\n", bin, argv, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(bin, argv...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if c.proc, err = proc.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start thanos %s: %w", name, err)
-	}
-	return c, nil
+		return err
+	})
+	return c, err
 }
 
 // stop ends the process (SIGTERM, then SIGKILL after a grace period).
 func (c *component) stop() { c.proc.Stop(stopGrace) }
 
 // logTail returns the last n lines of the component's log.
-func (c *component) logTail(n int) string {
-	data, err := os.ReadFile(c.logPath)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
+func (c *component) logTail(n int) string { return proc.LogTail(c.logPath, n) }
 
 // healthyStores counts the store endpoints Thanos Query lists without an
 // error (GET /api/v1/stores).
