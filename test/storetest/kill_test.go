@@ -84,23 +84,53 @@ type read struct {
 	pods    []string
 }
 
+// notGood says whether a read moves recovery: a failed read of any kind,
+// or a wrong one of a guarded rate or the queue (the plain rate reads low
+// whenever the writers lag, before any kill too).
+func notGood(rd read) bool {
+	return rd.outcome == failed || rd.outcome == wrong && rd.kind != readRate
+}
+
+// readLog is the reads so far, shared by the readers and the test.
+type readLog struct {
+	mu    sync.Mutex
+	reads []read
+}
+
+func (l *readLog) add(rd read) {
+	l.mu.Lock()
+	l.reads = append(l.reads, rd)
+	l.mu.Unlock()
+}
+
+// goodFor is how long the reads have been good (notGood false) since the
+// later of since and the last read that was not, up to the latest read.
+func (l *readLog) goodFor(since time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	from, latest := since, time.Time{}
+	for _, rd := range l.reads {
+		if rd.at.After(latest) {
+			latest = rd.at
+		}
+		if notGood(rd) && rd.at.After(from) {
+			from = rd.at
+		}
+	}
+	return latest.Sub(from)
+}
+
 // load reads through the adapter from readers goroutines, each every 100 ms
-// and each read the next kind, until ctx ends.
-func load(ctx context.Context, s *stack, readers int) []read {
-	var (
-		mu  sync.Mutex
-		all []read
-		wg  sync.WaitGroup
-	)
+// and each read the next kind, into l until ctx ends, and returns the reads
+// in time order.
+func load(ctx context.Context, s *stack, readers int, l *readLog) []read {
+	var wg sync.WaitGroup
 	for r := range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
-				rd := readOnce(s, readKind((r+i)%int(readKinds)))
-				mu.Lock()
-				all = append(all, rd)
-				mu.Unlock()
+				l.add(readOnce(s, readKind((r+i)%int(readKinds))))
 				select {
 				case <-ctx.Done():
 				case <-time.After(100 * time.Millisecond):
@@ -109,8 +139,28 @@ func load(ctx context.Context, s *stack, readers int) []read {
 		}()
 	}
 	wg.Wait()
+	all := slices.Clone(l.reads)
 	slices.SortFunc(all, func(a, b read) int { return a.at.Compare(b.at) })
 	return all
+}
+
+// goodHold is how long the reads must stay good after they recovered from a
+// kill: the test reads on until they have, or until the recovery bound and
+// goodHold have passed since the store was ready again, and fails a kill
+// whose reads did not stay good for goodHold after their last failure.
+const goodHold = 10 * time.Second
+
+// recoveryBound is how long after the store is ready again reads may still
+// fail or read wrong: the writers' longest back-off and 30 s.
+func recoveryBound(retryAfter time.Duration) time.Duration { return retryAfter + 30*time.Second }
+
+// waitGood returns once the reads have been good for goodHold since ready,
+// or when the recovery bound and goodHold have passed.
+func waitGood(l *readLog, ready time.Time, retryAfter time.Duration) {
+	deadline := ready.Add(recoveryBound(retryAfter) + goodHold)
+	for l.goodFor(ready) < goodHold && time.Now().Before(deadline) {
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // readOnce reads one metric and judges the answer.
@@ -180,8 +230,11 @@ type killResult struct {
 // or read wrong, when reads recover, and when Prometheus' remote write has
 // resent the outage's samples. It fails on a wrong read of the complete rate
 // or the queue, of the fresh rate from VictoriaMetrics (report says which
-// wrong reads are excused), on a failed read before the first kill, and when
-// reads do not recover within the writers' longest back-off and 30 s.
+// wrong reads are excused), on a failed read before the first kill, when
+// reads do not recover within the writers' longest back-off and 30 s, and
+// when they were not seen good for goodHold after recovering: the readers
+// go on after each kill until they have been (or the bound has passed), so
+// an adapter that never recovers fails.
 func TestStoreKilledUnderLoad(t *testing.T) {
 	t.Parallel()
 	kills, outage, mimirArgs, retryAfter := killPlan(t)
@@ -199,7 +252,8 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			defer cancel()
 			writes := watchWrites(ctx, e)
 			done := make(chan []read)
-			go func() { done <- load(ctx, s, 8) }()
+			var rlog readLog
+			go func() { done <- load(ctx, s, 8, &rlog) }()
 			time.Sleep(5 * time.Second)
 			results := make([]killResult, kills)
 			marks := make([]time.Time, kills) // kill times
@@ -207,7 +261,7 @@ func TestStoreKilledUnderLoad(t *testing.T) {
 			for i := range kills {
 				marks[i] = time.Now()
 				results[i], readies[i] = killOnce(t, e, outage, retryAfter)
-				time.Sleep(max(5*time.Second, retryAfter/2))
+				waitGood(&rlog, readies[i], retryAfter)
 			}
 			cancel()
 			reads := <-done
@@ -322,6 +376,7 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 		if i+1 < len(kills) {
 			end = kills[i+1]
 		}
+		var latest time.Time // the last read before end
 		var last time.Time
 		after := map[string]int{} // what reads after the store was ready again answered
 		for j, rd := range reads {
@@ -329,6 +384,7 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 				continue
 			}
 			r.reads++
+			latest = rd.at
 			if rd.outcome != good && rd.at.After(readies[i]) {
 				after[readNames[rd.kind]+": "+rd.problem]++
 			}
@@ -362,8 +418,12 @@ func report(t *testing.T, k Kind, reads []read, lost []hole, why map[int]cause, 
 		if len(after) > 0 {
 			t.Logf("%s kill %d: reads not good after the store was ready again: %v", k, i+1, after)
 		}
-		if bound := retryAfter + 30*time.Second; r.recovery > bound {
+		if bound := recoveryBound(retryAfter); r.recovery > bound {
 			t.Errorf("%s kill %d: reads not good until %v after the store was ready again (bound %v)", k, i+1, r.recovery, bound)
+		}
+		if held := latest.Sub(readies[i].Add(r.recovery)); held < goodHold {
+			t.Errorf("%s kill %d: reads good for %v after their recovery (%v after the store was ready again), want %v: the adapter did not recover",
+				k, i+1, held.Round(time.Millisecond), r.recovery.Round(time.Millisecond), goodHold)
 		}
 	}
 	if len(lat) == 0 {
