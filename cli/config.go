@@ -21,19 +21,32 @@ func newConfigCommand() *cobra.Command {
 }
 
 func newCheckCommand() *cobra.Command {
-	var backendsFile string
+	var backendsFile, kubeconfig, apiResources string
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Report every problem in a rule file; exit non-zero if there is any",
-		Long: `check loads FILE strictly (unknown keys are errors), validates every rule against the
-built-in Kubernetes resources and prints all problems at once, then any warnings.
+		Long: `check loads FILE as ebbflow-adapter does: it refuses what prometheus-adapter v0.12.0
+refuses (unknown keys, quoted booleans, templates that do not parse, unknown resources),
+printing every problem at once with its field, then prints the warnings: what
+prometheus-adapter starts with but mishandles. With --strict, warnings fail the check.
+
+Resources are resolved against the built-in Kubernetes resources, and with
+--api-resources FILE or --kubeconfig also against a cluster's, so rules that map a
+label to a custom resource check offline. FILE is the output of
+'kubectl api-resources' (with or without -o wide), or APIResourceList objects
+(JSON or YAML) as 'kubectl get --raw /apis/GROUP/VERSION' prints them.
 
 With --prometheus-backends-file (the adapter's flag of the same name) the file is
 checked too, and every rule's backend must name one of its backends (or default).
 Without it, backend names are only checked for their form and a note says so.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := rules.Options{Mapper: rulefile.DefaultRESTMapper(), AnyBackend: backendsFile == ""}
+			mapper, err := checkMapper(kubeconfig, apiResources)
+			if err != nil {
+				return err
+			}
+			opts := rules.Options{Mapper: mapper, AnyBackend: backendsFile == ""}
 			if backendsFile != "" {
 				f, err := rulefile.LoadBackendsFile(backendsFile)
 				if err != nil {
@@ -55,10 +68,17 @@ Without it, backend names are only checked for their form and a note says so.`,
 				fmt.Fprint(cmd.OutOrStdout(), ", resourceRules (metrics.k8s.io)")
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
+			if strict && len(set.Warnings) > 0 {
+				return fmt.Errorf("%s has %d warnings (--strict)", args[0], len(set.Warnings))
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&backendsFile, "prometheus-backends-file", "", "the adapter's backends file; rules' backend fields are checked against it")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail when the file has warnings")
+	cmd.Flags().StringVar(&apiResources, "api-resources", "", "the cluster's resources: the output of 'kubectl api-resources', or APIResourceList JSON/YAML")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "resolve resources through the discovery of the cluster this kubeconfig names")
+	cmd.MarkFlagsMutuallyExclusive("api-resources", "kubeconfig")
 	return cmd
 }
 

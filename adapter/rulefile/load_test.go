@@ -318,6 +318,12 @@ func TestBooleanRule(t *testing.T) {
 			}
 		}
 	}
+	// gopkg.in/yaml.v2, prometheus-adapter's loader, reads y and n as booleans.
+	for word, want := range map[string]bool{"y": true, "Y": true, "n": false, "N": false, "yes": true, "off": false} {
+		if got, ok := yamlBooleans[word]; !ok || got != want {
+			t.Errorf("%s: boolean %v (known %v), want %v", word, got, ok, want)
+		}
+	}
 	for _, other := range []string{"maybe", "1", "0", "yep", "tRue"} {
 		if _, err := Load([]byte("externalRules:\n- resources:\n    namespaced: " + other + "\n")); err == nil {
 			t.Errorf("namespaced: %s accepted", other)
