@@ -2,6 +2,7 @@ package chart
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,5 +45,53 @@ func TestUpstreamsFile(t *testing.T) {
 	}
 	if find(mustTemplate(t, nil), "ClusterRole", "ebbflow-adapter-upstreams") != nil {
 		t.Error("upstreams RBAC rendered without upstreams")
+	}
+}
+
+// TestUpstreamsMounted checks that the adapter's pods read the rendered
+// upstreams file: the flag names a file inside the ConfigMap's mount, each
+// caSecretName's Secret is mounted where the file's caFile points, and a
+// change of adapter.upstreams rolls the pods (the file is read at start).
+func TestUpstreamsMounted(t *testing.T) {
+	objs := mustTemplate(t, []string{"upstreams.yaml"})
+	d := find(objs, "Deployment", "ebbflow-adapter")
+	if d == nil {
+		t.Fatalf("no adapter Deployment in %v", kinds(objs))
+	}
+	if !slices.Contains(containerArgs(t, d), "--upstreams-file=/etc/ebbflow-upstreams/upstreams.yaml") {
+		t.Errorf("adapter args %v lack --upstreams-file", containerArgs(t, d))
+	}
+	mounts := map[string]string{} // mount path -> volume name
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	vms, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "volumeMounts")
+	for _, m := range vms {
+		mm := m.(map[string]any)
+		mounts[mm["mountPath"].(string)] = mm["name"].(string)
+	}
+	sources := map[string]map[string]any{} // volume name -> volume
+	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		vm := v.(map[string]any)
+		sources[vm["name"].(string)] = vm
+	}
+	if cm, _, _ := unstructured.NestedString(sources[mounts["/etc/ebbflow-upstreams"]], "configMap", "name"); cm != "ebbflow-adapter-upstreams" {
+		t.Errorf("/etc/ebbflow-upstreams mounts %v, want ConfigMap ebbflow-adapter-upstreams", sources[mounts["/etc/ebbflow-upstreams"]])
+	}
+	if s, _, _ := unstructured.NestedString(sources[mounts["/etc/ebbflow-upstreams-ca/keda"]], "secret", "secretName"); s != "keda-ca" {
+		t.Errorf("/etc/ebbflow-upstreams-ca/keda mounts %v, want Secret keda-ca (the rendered caFile's directory)", sources[mounts["/etc/ebbflow-upstreams-ca/keda"]])
+	}
+	annotation := func(objs []*unstructured.Unstructured) string {
+		a, _, _ := unstructured.NestedString(find(objs, "Deployment", "ebbflow-adapter").Object, "spec", "template", "metadata", "annotations", "checksum/upstreams")
+		return a
+	}
+	changed := mustTemplate(t, []string{"upstreams.yaml"}, "adapter.upstreams[0].timeout=4s")
+	if a, b := annotation(objs), annotation(changed); a == "" || a == b {
+		t.Errorf("checksum/upstreams %q -> %q: a change of adapter.upstreams must roll the pods", a, b)
+	}
+	plain := find(mustTemplate(t, nil), "Deployment", "ebbflow-adapter")
+	for _, arg := range containerArgs(t, plain) {
+		if strings.HasPrefix(arg, "--upstreams-file") {
+			t.Errorf("without upstreams the adapter gets %s", arg)
+		}
 	}
 }
