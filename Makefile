@@ -191,8 +191,9 @@ test-e2e: e2e-tools
 	$(E2E_TEST)
 
 # the tools, Debian's packages and qemu-user-static the end-to-end tests run
+# (prometheus-adapter: test/e2e's upstream test runs the real one)
 e2e-tools:
-	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e
+	hack/deps.sh --node $(REAL_NODE_TOOLS) kwok helm thanos prometheus3 k8s-e2e prometheus-adapter
 	hack/install-qemu-user.sh
 
 test-e2e-packages:
