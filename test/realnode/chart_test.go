@@ -2,6 +2,7 @@ package realnode
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestChartOnRealNode(t *testing.T) {
 	})
 	t.Run("UpgradeAddsMetricsGroup", func(t *testing.T) { testUpgradeAddsMetricsGroup(ctx, t) })
 	t.Run("APIServicesAvailable", func(t *testing.T) {
-		took := waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource)
+		took := waitAPIServicesAvailable(ctx, t, 2*time.Minute, apiCustom1, apiCustom2, apiExternal, apiResource, apiResV1)
 		t.Logf("APIServices Available %v after the pods were Ready", took.Round(100*time.Millisecond))
 	})
 	t.Run("APIsAnswered", func(t *testing.T) { checkAPIsAnswered(ctx, t) })
@@ -112,6 +113,24 @@ func checkAPIsAnswered(ctx context.Context, t *testing.T) {
 		if len(p.Containers) == 0 || p.Containers[0].Usage["memory"] == "" {
 			t.Errorf("pod %s: no memory usage in %+v", p.Metadata.Name, p.Containers)
 		}
+	}
+	checkTopReadsV1(ctx, t)
+}
+
+// checkTopReadsV1 runs kubectl top pods with its request log (-v=6) and
+// wants it to have read metrics.k8s.io/v1, the version the chart registers
+// with the higher priority, and not v1beta1.
+func checkTopReadsV1(ctx context.Context, t *testing.T) {
+	cmd := exec.CommandContext(ctx, env.C.Kubectl(), "--kubeconfig", env.C.AdminKubeconfig(), "top", "pods", "-n", chartNS, "--no-headers", "-v=6")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl top pods -v=6: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	v1 := "/apis/metrics.k8s.io/v1/namespaces/" + chartNS + "/pods"
+	beta := "/apis/metrics.k8s.io/v1beta1/namespaces/"
+	if log := stderr.String(); !strings.Contains(log, v1) || strings.Contains(log, beta) {
+		t.Errorf("kubectl top pods: want a read of %s and none of v1beta1; request log:\n%s", v1, log)
 	}
 }
 

@@ -32,6 +32,7 @@ const (
 	apiCustom2  = kit.APICustom2
 	apiExternal = kit.APIExternal
 	apiResource = kit.APIResource
+	apiResV1    = kit.APIResourceV1
 )
 
 // env is the package's cluster, set by TestMain and only read by tests.

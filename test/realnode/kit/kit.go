@@ -48,6 +48,8 @@ const (
 	APICustom2  = "v1beta2.custom.metrics.k8s.io"
 	APIExternal = "v1beta1.external.metrics.k8s.io"
 	APIResource = "v1beta1.metrics.k8s.io"
+	// APIResourceV1 is metrics.k8s.io's v1, registered beside v1beta1.
+	APIResourceV1 = "v1.metrics.k8s.io"
 )
 
 // PrometheusRetention is the retention of the cluster's Prometheus: a
@@ -58,9 +60,9 @@ const (
 // (20¼ days for the cluster's backfill), so a week can fall into two.
 const PrometheusRetention = 30 * 24 * time.Hour
 
-// AllAPIServices are the four APIServices of the chart with resource
+// AllAPIServices are the five APIServices of the chart with resource
 // metrics on.
-var AllAPIServices = []string{APICustom1, APICustom2, APIExternal, APIResource}
+var AllAPIServices = []string{APICustom1, APICustom2, APIExternal, APIResource, APIResourceV1}
 
 // Env is a started cluster with the real node, the images imported, and
 // the tools to install the chart.
