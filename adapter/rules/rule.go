@@ -111,6 +111,10 @@ func compile(rule rulefile.DiscoveryRule, index int, kind Kind, mapper meta.REST
 		nanValues:          rule.NaNValues,
 		backend:            BackendName(rule.Backend),
 	}
+	// Every namespaced request needs the namespace label: render it once here, so
+	// requests find it cached. A rule that maps none still compiles, as in
+	// prometheus-adapter; its namespaced requests fail (rulefile.Warnings says so).
+	_, _ = res.labelFor(namespacesGR)
 	return r, nil
 }
 
