@@ -29,7 +29,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 		"--set", "adapter.apiService.create=false", "--set", "autoscaler.crd.install=false"}
 
 	out := runHelm(ctx, t, helm, append([]string{"install", rel, "charts/ebbflow", "--create-namespace"}, common...)...)
-	if !strings.Contains(out, "ebbflow-adapter serves custom.metrics.k8s.io") {
+	if !strings.Contains(out, "ebbflow-adapter reads http://prometheus.monitoring.svc:9090") || !strings.Contains(out, "registered for no metrics API group") {
 		t.Errorf("install printed no NOTES:\n%s", out)
 	}
 	secrets := c.Client().CoreV1().Secrets(ns)
