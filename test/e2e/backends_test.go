@@ -189,6 +189,18 @@ func TestSeveralPrometheusBackends(t *testing.T) {
 // prefix, or "".
 func adapterMetric(t *testing.T, prefix string) string {
 	t.Helper()
+	for _, line := range strings.Split(adapterMetricsText(t), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return line
+		}
+	}
+	return ""
+}
+
+// adapterMetricsText is the adapter's /metrics, read with the cluster admin's
+// client certificate.
+func adapterMetricsText(t *testing.T) string {
+	t.Helper()
 	admin := env().RESTConfig()
 	pair, err := tls.X509KeyPair(admin.CertData, admin.KeyData)
 	if err != nil {
@@ -198,12 +210,7 @@ func adapterMetric(t *testing.T, prefix string) string {
 	if code != 200 {
 		t.Fatalf("adapter /metrics: %d", code)
 	}
-	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, prefix) {
-			return line
-		}
-	}
-	return ""
+	return body
 }
 
 // directGetAll is directGet without a header, reading up to 8 MiB of the body.
